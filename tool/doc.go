@@ -1,0 +1,17 @@
+// Package tool defines the shelf's unit, [Tool], and the [Registry] that
+// holds every tool the runtime can execute.
+//
+// A registered tool is not necessarily declared to the model. Its
+// [Exposure] decides how it reaches the model: direct and model-only tools
+// are active (declared) from registration unless told otherwise, deferred
+// and codemode tools wait on the shelf until something (usually the
+// tool_search tool) loads them, and hidden tools are unreachable. The
+// registry's active set is exactly the set of tools the model should see on
+// the next request; the agent loop compares it with what the transcript says
+// the model was told and appends the difference.
+//
+// Tools that come from MCP servers get model-facing names from a [Namer]:
+// mcp__<server>__<tool>, sanitised to the characters every provider accepts,
+// at most 64 characters, with a stable hash suffix where two tools would
+// otherwise share a name.
+package tool
