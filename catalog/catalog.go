@@ -1,0 +1,432 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/toolshelf/toolshelf/tool"
+)
+
+// Server is one catalog file: a server and the tools it lists.
+type Server struct {
+	// Name is the server's short name, such as github.
+	Name string
+	// File is where the server was read from, for messages.
+	File string
+	// Package and Version say which release the tools were listed from.
+	Package, Version string
+	// Title, Description and Instructions describe the server.
+	Title, Description, Instructions string
+	// Tools are the server's valid tools, in file order.
+	Tools []Entry
+}
+
+// Entry is one tool as its server lists it.
+type Entry struct {
+	Name        string
+	Title       string
+	Description string
+	// InputSchema is the tool's argument schema, compacted with its key
+	// order kept; an object schema without properties when the server
+	// sent none.
+	InputSchema json.RawMessage
+	// OutputSchema is the schema of structured results, if any.
+	OutputSchema json.RawMessage
+	Annotations  *tool.Annotations
+}
+
+// Problem reports what is wrong with a catalog file or one of its tools.
+type Problem struct {
+	// File is the catalog file.
+	File string
+	// Index is the position of the tool in the file's tools array, or -1
+	// for a problem with the whole file.
+	Index int
+	// Tool is the tool's name, when it has one.
+	Tool string
+	// Err says what is wrong.
+	Err error
+}
+
+func (p *Problem) Error() string {
+	switch {
+	case p.Index < 0:
+		return fmt.Sprintf("catalog %s: %v", p.File, p.Err)
+	case p.Tool == "":
+		return fmt.Sprintf("catalog %s: tool #%d: %v; the tool was skipped", p.File, p.Index+1, p.Err)
+	default:
+		return fmt.Sprintf("catalog %s: tool #%d %q: %v; the tool was skipped", p.File, p.Index+1, p.Tool, p.Err)
+	}
+}
+
+func (p *Problem) Unwrap() error { return p.Err }
+
+var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// maxToolNameLength is the MCP limit on tool names.
+const maxToolNameLength = 128
+
+// Parse decodes one catalog file. file names it in messages and, for a plain
+// {"tools": [...]} file, gives the server its name (the base name without
+// extension).
+//
+// A file that cannot be used at all yields a nil server and a [*Problem].
+// Otherwise Parse returns the server with every valid tool, and the problems
+// with the other tools joined into the error: one bad tool does not drop the
+// rest.
+func Parse(file string, data []byte) (*Server, error) {
+	fileErr := func(format string, args ...any) (*Server, error) {
+		return nil, &Problem{File: file, Index: -1, Err: fmt.Errorf(format, args...)}
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return fileErr(`not a catalog: expected a JSON object {"server": ..., "tools": [...]}`)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return fileErr("invalid JSON: %s", describeJSONError(data, err))
+	}
+	str := func(key string) (string, error) {
+		v, ok := top[key]
+		if !ok || string(v) == "null" {
+			return "", nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", fmt.Errorf("%q must be a string", key)
+		}
+		return s, nil
+	}
+	s := &Server{File: file}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{
+		{"server", &s.Name}, {"package", &s.Package}, {"version", &s.Version}, {"title", &s.Title},
+		{"description", &s.Description}, {"instructions", &s.Instructions},
+	} {
+		v, err := str(f.key)
+		if err != nil {
+			return fileErr("%v", err)
+		}
+		*f.dst = v
+	}
+	s.Description = strings.TrimSpace(s.Description)
+	var tools []json.RawMessage
+	if v, ok := top["tools"]; !ok || string(v) == "null" {
+		return fileErr(`no "tools" array: a catalog is {"server": "name", "tools": [...]} as returned by tools/list`)
+	} else if err := json.Unmarshal(v, &tools); err != nil {
+		return fileErr(`"tools" must be an array of tool objects`)
+	}
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(path.Base(filepath.ToSlash(file)), path.Ext(file))
+	}
+	if !serverNamePattern.MatchString(s.Name) {
+		return fileErr("server name %q: use letters, digits, _ and - only (set \"server\" in the file)", s.Name)
+	}
+	var problems []error
+	seen := make(map[string]bool, len(tools))
+	for i, rt := range tools {
+		e, err := parseEntry(rt)
+		if err == nil && seen[e.Name] {
+			err = errors.New("duplicate tool name: a server lists each name once")
+		}
+		if err != nil {
+			problems = append(problems, &Problem{File: file, Index: i, Tool: e.Name, Err: err})
+			continue
+		}
+		seen[e.Name] = true
+		s.Tools = append(s.Tools, e)
+	}
+	return s, errors.Join(problems...)
+}
+
+// parseEntry decodes one tool object. On error the returned entry still
+// carries the name, when there is one, for the message.
+func parseEntry(data json.RawMessage) (Entry, error) {
+	var e Entry
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+		return e, errors.New("not a JSON object")
+	}
+	str := func(key string, required bool) (string, error) {
+		v, ok := fields[key]
+		if !ok || string(v) == "null" {
+			if required {
+				return "", fmt.Errorf("missing %q", key)
+			}
+			return "", nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", fmt.Errorf("%q must be a string", key)
+		}
+		return s, nil
+	}
+	var err error
+	if e.Name, err = str("name", true); err != nil {
+		return e, err
+	}
+	switch {
+	case strings.TrimSpace(e.Name) == "":
+		return e, errors.New(`empty "name"`)
+	case len(e.Name) > maxToolNameLength:
+		return e, fmt.Errorf("name is %d characters long; MCP allows %d", len(e.Name), maxToolNameLength)
+	}
+	if e.Title, err = str("title", false); err != nil {
+		return e, err
+	}
+	if e.Description, err = str("description", false); err != nil {
+		return e, err
+	}
+	if e.InputSchema, err = schema(fields["inputSchema"], "inputSchema"); err != nil {
+		return e, err
+	}
+	if e.InputSchema == nil {
+		e.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+	} else if e.InputSchema, err = withObjectDefaults(e.InputSchema); err != nil {
+		return e, err
+	}
+	if e.OutputSchema, err = schema(fields["outputSchema"], "outputSchema"); err != nil {
+		return e, err
+	}
+	if a, ok := fields["annotations"]; ok && string(a) != "null" {
+		var ann tool.Annotations
+		if err := json.Unmarshal(a, &ann); err != nil {
+			return e, fmt.Errorf(`"annotations": %v`, err)
+		}
+		e.Annotations = &ann
+	}
+	return e, nil
+}
+
+// schema checks that v, when present, is a JSON object and compacts it.
+func schema(v json.RawMessage, key string) (json.RawMessage, error) {
+	if v == nil || string(v) == "null" {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		return nil, fmt.Errorf("%q: %v", key, err)
+	}
+	if buf.Bytes()[0] != '{' {
+		return nil, fmt.Errorf("%q must be a JSON Schema object", key)
+	}
+	return json.RawMessage(buf.Bytes()), nil
+}
+
+// withObjectDefaults adds "type": "object" and "properties": {} to an input
+// schema that lacks them, as MCP clients do, keeping every other key where
+// it is.
+func withObjectDefaults(s json.RawMessage) (json.RawMessage, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(s, &top); err != nil {
+		return nil, fmt.Errorf(`"inputSchema": %v`, err)
+	}
+	if t, ok := top["type"]; ok && string(t) != `"object"` {
+		return nil, fmt.Errorf(`"inputSchema" must have "type": "object", not %s`, t)
+	}
+	var prefix string
+	if _, ok := top["type"]; !ok {
+		prefix += `"type":"object",`
+	}
+	if _, ok := top["properties"]; !ok {
+		prefix += `"properties":{},`
+	}
+	if prefix == "" {
+		return s, nil
+	}
+	if len(top) == 0 {
+		prefix = strings.TrimSuffix(prefix, ",")
+	}
+	out := make([]byte, 0, len(s)+len(prefix))
+	out = append(out, '{')
+	out = append(out, prefix...)
+	out = append(out, s[1:]...)
+	return out, nil
+}
+
+// describeJSONError adds the line and column to a syntax error.
+func describeJSONError(data []byte, err error) string {
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) {
+		return err.Error()
+	}
+	// Offset counts the bytes read, the offending one included.
+	off := min(max(syn.Offset-1, 0), int64(len(data)))
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(off) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d column %d: %v", line, col, err)
+}
+
+// ReadFS reads a catalog file, or every *.json file directly inside a
+// folder (in name order; subfolders are not read), from fsys. It returns
+// every server it could read and the problems, joined.
+func ReadFS(fsys fs.FS, name string) ([]*Server, error) {
+	info, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, &Problem{File: name, Index: -1, Err: fmt.Errorf("cannot read: %w", unwrapPath(err))}
+	}
+	if !info.IsDir() {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, &Problem{File: name, Index: -1, Err: fmt.Errorf("cannot read: %w", unwrapPath(err))}
+		}
+		s, err := Parse(name, data)
+		if s == nil {
+			return nil, err
+		}
+		return []*Server{s}, err
+	}
+	entries, err := fs.ReadDir(fsys, name)
+	if err != nil {
+		return nil, &Problem{File: name, Index: -1, Err: fmt.Errorf("cannot read folder: %w", unwrapPath(err))}
+	}
+	var servers []*Server
+	var errs []error
+	found := false
+	for _, de := range entries {
+		if de.IsDir() || !strings.EqualFold(path.Ext(de.Name()), ".json") {
+			continue
+		}
+		found = true
+		ss, err := ReadFS(fsys, path.Join(name, de.Name()))
+		servers = append(servers, ss...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !found {
+		errs = append(errs, &Problem{File: name, Index: -1, Err: errors.New("folder has no *.json catalog files")})
+	}
+	return servers, errors.Join(errs...)
+}
+
+// ReadPath is [ReadFS] over the operating system's files: p is a catalog
+// file or a folder of them. Messages name files as p does.
+func ReadPath(p string) ([]*Server, error) {
+	clean := filepath.Clean(p)
+	dir, base := filepath.Dir(clean), filepath.Base(clean)
+	if info, err := os.Stat(clean); err == nil && info.IsDir() {
+		dir, base = clean, "."
+	}
+	servers, err := ReadFS(os.DirFS(dir), base)
+	rename := func(f string) string { return filepath.Join(dir, filepath.FromSlash(f)) }
+	if dir == "." {
+		rename = func(f string) string { return filepath.FromSlash(f) }
+	}
+	for _, s := range servers {
+		s.File = rename(s.File)
+	}
+	return servers, renameProblems(err, rename)
+}
+
+// renameProblems rewrites the file names of the problems in err.
+func renameProblems(err error, rename func(string) string) error {
+	if err == nil {
+		return nil
+	}
+	var out []error
+	for _, e := range leaves(err) {
+		if p, ok := e.(*Problem); ok {
+			c := *p
+			c.File = rename(p.File)
+			e = &c
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// AsTools converts the server's tools into registry tools with the given
+// exposure, named by namer and grouped under the server's namespace. The
+// tools have no handler: a catalog describes tools, it does not run them.
+func (s *Server) AsTools(namer *tool.Namer, exposure tool.Exposure) []tool.Tool {
+	names := make([]string, len(s.Tools))
+	for i, e := range s.Tools {
+		names[i] = e.Name
+	}
+	modelNames := namer.Names(s.Name, names)
+	ns := &tool.Namespace{
+		Name:         tool.NamespaceName(s.Name),
+		Description:  s.Description,
+		Instructions: s.Instructions,
+	}
+	out := make([]tool.Tool, len(s.Tools))
+	for i, e := range s.Tools {
+		desc := strings.TrimSpace(e.Description)
+		if desc == "" {
+			desc = e.Title
+		}
+		if desc == "" {
+			desc = fmt.Sprintf("MCP tool %s from server %s", e.Name, s.Name)
+		}
+		out[i] = tool.Tool{
+			Name:        modelNames[i],
+			Title:       e.Title,
+			Description: desc,
+			Parameters:  e.InputSchema,
+			Exposure:    exposure,
+			Namespace:   ns,
+			Annotations: e.Annotations,
+			Origin:      tool.Origin{Server: s.Name, Tool: e.Name},
+		}
+	}
+	return out
+}
+
+// Register adds the servers' tools to reg with the given exposure
+// ([tool.Deferred] when empty). A server whose name was already used by an
+// earlier server in the list is skipped with a problem, since its tools would
+// replace the first one's.
+func Register(reg *tool.Registry, namer *tool.Namer, exposure tool.Exposure, servers ...*Server) error {
+	if exposure == "" {
+		exposure = tool.Deferred
+	}
+	var errs []error
+	seen := make(map[string]string, len(servers))
+	for _, s := range servers {
+		if first, dup := seen[s.Name]; dup {
+			errs = append(errs, &Problem{File: s.File, Index: -1,
+				Err: fmt.Errorf("server %q is already loaded from %s; the second copy was skipped", s.Name, first)})
+			continue
+		}
+		seen[s.Name] = s.File
+		if err := reg.Register(s.AsTools(namer, exposure)...); err != nil {
+			for _, leaf := range leaves(err) {
+				errs = append(errs, fmt.Errorf("catalog %s: %w", s.File, leaf))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// leaves lists the errors joined in err.
+func leaves(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, leaves(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
