@@ -1,0 +1,285 @@
+package search
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// stopWords are dropped by the toolshelf analyser, in documents and
+// queries: function words and the filler of requests ("please show me all
+// my ..."), which carry no tool meaning.
+var stopWords = makeSet(`a about above after again against all also am an and any are as at be
+been before being below between both but by can could did do does doing done down during each
+else etc every few for from further had has have having he her here hers him his how i if in into
+is it its itself just let lets like may me might more most must my myself no nor of off on once
+only onto or other our ours ourselves out over own per please same shall she should so some such
+than that the their theirs them then there these they this those through thus to too under until
+up upon us use used uses using very via want wants was we were what whatever when where whether
+which while who whom whose why will with within without would yet you your yours yourself`)
+
+func makeSet(words string) map[string]bool {
+	m := make(map[string]bool)
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// maxStemCache bounds the stem cache; it is cleared when full.
+const maxStemCache = 1 << 18
+
+// stemmer stems English words with Porter2 (Snowball English) and caches
+// the results. It is safe for concurrent use.
+type stemmer struct {
+	mu    sync.RWMutex // guards cache
+	cache map[string]string
+}
+
+func newStemmer() *stemmer { return &stemmer{cache: make(map[string]string)} }
+
+func (s *stemmer) stem(w string) string {
+	if !isASCIIWord(w) {
+		return w
+	}
+	s.mu.RLock()
+	st, ok := s.cache[w]
+	s.mu.RUnlock()
+	if ok {
+		return st
+	}
+	st = english.Stem(w, true)
+	if st == "" {
+		st = w
+	}
+	s.mu.Lock()
+	if len(s.cache) >= maxStemCache {
+		clear(s.cache)
+	}
+	s.cache[w] = st
+	s.mu.Unlock()
+	return st
+}
+
+func isASCIIWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if !(c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return len(w) > 0
+}
+
+// script classifies a rune for tokenization.
+type script uint8
+
+const (
+	scriptSpace script = iota // separators and punctuation
+	scriptWord                // letters and digits of alphabetic scripts
+	scriptJoin                // _ and -, which join identifier parts
+	scriptCJK                 // Han, Hiragana, Katakana and Hangul
+)
+
+func classify(r rune) script {
+	switch {
+	case r < utf8.RuneSelf:
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			return scriptWord
+		case r == '_' || r == '-':
+			return scriptJoin
+		}
+		return scriptSpace
+	case isCJK(r):
+		return scriptCJK
+	case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+		return scriptWord
+	}
+	return scriptSpace
+}
+
+// isCJK reports whether r is written without spaces between words: Han
+// ideographs, Hiragana, Katakana (including the prolonged sound mark) and
+// Hangul.
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) || r == 'ー'
+}
+
+// rawWord is a maximal run of one script in the input, with its byte span.
+type rawWord struct {
+	text       string
+	start, end int
+	cjk        bool
+}
+
+// scan splits text into alphabetic words (with their identifier joiners)
+// and CJK runs, skipping everything else.
+func scan(text string, yield func(rawWord)) {
+	start := -1
+	var cur script
+	flush := func(end int) {
+		if start >= 0 {
+			w := strings.Trim(text[start:end], "_-")
+			if w != "" {
+				off := strings.Index(text[start:end], w)
+				yield(rawWord{text: w, start: start + off, end: start + off + len(w), cjk: cur == scriptCJK})
+			}
+			start = -1
+		}
+	}
+	for i, r := range text {
+		sc := classify(r)
+		if sc == scriptJoin {
+			if start >= 0 && cur == scriptCJK {
+				flush(i)
+			}
+			if start < 0 {
+				start, cur = i, scriptWord
+			}
+			continue
+		}
+		if sc == scriptSpace {
+			flush(i)
+			continue
+		}
+		if start >= 0 && (sc == scriptCJK) != (cur == scriptCJK) {
+			flush(i)
+		}
+		if start < 0 {
+			start, cur = i, sc
+		}
+	}
+	flush(len(text))
+}
+
+// splitIdentifier splits a word into its lowercase parts at _ and -, at
+// lower-to-upper case changes (listIssues), before the last capital of a
+// capital run followed by a lowercase letter (HTTPServer, but not the
+// plural PRs), and where a capital follows a digit (ec2Instance).
+func splitIdentifier(w string) []string {
+	var parts []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			parts = append(parts, strings.ToLower(b.String()))
+			b.Reset()
+		}
+	}
+	runes := []rune(w)
+	for i, r := range runes {
+		if r == '_' || r == '-' {
+			flush()
+			continue
+		}
+		if i > 0 && unicode.IsUpper(r) {
+			prev := runes[i-1]
+			// A capital run followed by lowercase starts a new word at
+			// its last capital (HTTPServer), except for a plural s
+			// (PRs, URLs).
+			pluralS := i+1 < len(runes) && runes[i+1] == 's' && (i+2 == len(runes) || !unicode.IsLetter(runes[i+2]))
+			nextLower := i+1 < len(runes) && unicode.IsLower(runes[i+1]) && !pluralS
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				flush()
+			}
+		}
+		b.WriteRune(r)
+	}
+	flush()
+	return parts
+}
+
+// analyzer turns text into index terms for the toolshelf ranker.
+type analyzer struct {
+	stem      *stemmer
+	bilingual *lexicon
+}
+
+// fieldTerms analyses document text. A word made of several parts
+// (create_issue, jsonPath, GitHub, PromQL) yields its parts and its joined
+// form, so a query matches it whether it splits the word or not.
+func (a *analyzer) fieldTerms(text string, out []string) []string {
+	scan(text, func(w rawWord) {
+		if w.cjk {
+			out = a.cjkDocTerms(w.text, out)
+			return
+		}
+		parts := splitIdentifier(w.text)
+		for _, p := range parts {
+			if t, ok := a.word(p); ok {
+				out = append(out, t)
+			}
+		}
+		if len(parts) > 1 {
+			out = append(out, a.compound(parts))
+		}
+	})
+	return out
+}
+
+// compound returns the joined, stemmed form of a word's parts.
+func (a *analyzer) compound(parts []string) string {
+	return a.stem.stem(strings.Join(parts, ""))
+}
+
+// word normalises one lowercase word part: stop words and one-letter words
+// are dropped, the rest is stemmed.
+func (a *analyzer) word(p string) (string, bool) {
+	if len(p) < 2 && !(len(p) == 1 && p[0] >= '0' && p[0] <= '9') {
+		return "", false
+	}
+	if stopWords[p] {
+		return "", false
+	}
+	return a.stem.stem(abbreviationSingular(p)), true
+}
+
+// abbreviationSingular drops the plural s of a short abbreviation without
+// vowels (PRs, MRs, VMs, DMs), which the English stemmer keeps.
+func abbreviationSingular(w string) string {
+	if len(w) < 3 || len(w) > 4 || w[len(w)-1] != 's' || w[len(w)-2] == 's' {
+		return w
+	}
+	for i := 0; i < len(w)-1; i++ {
+		c := w[i]
+		if !(c >= 'a' && c <= 'z') || strings.IndexByte("aeiouy", c) >= 0 {
+			return w
+		}
+	}
+	return w[:len(w)-1]
+}
+
+// cjkDocTerms indexes a CJK run by its character bigrams (a single
+// character by itself) and by the English translations of the dictionary
+// words it contains, so English queries reach tools described in Chinese,
+// Japanese or Korean.
+func (a *analyzer) cjkDocTerms(run string, out []string) []string {
+	out = appendBigrams(run, out)
+	for _, seg := range a.bilingual.segment(run) {
+		for _, tr := range seg.translations {
+			for _, w := range tr {
+				if t, ok := a.word(w); ok {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// appendBigrams appends the overlapping character bigrams of s, or s itself
+// when it is one character.
+func appendBigrams(s string, out []string) []string {
+	rs := []rune(s)
+	if len(rs) == 1 {
+		return append(out, s)
+	}
+	for i := 0; i+1 < len(rs); i++ {
+		out = append(out, string(rs[i:i+2]))
+	}
+	return out
+}

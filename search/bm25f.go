@@ -1,0 +1,583 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Fields of a toolshelf document.
+const (
+	fieldName   = iota // the tool's own name, split into words
+	fieldLead          // the description's first sentence
+	fieldBody          // the rest of the description
+	fieldParams        // parameter names, descriptions and enum values
+	fieldServer        // the namespace's short name (the server)
+	fieldNSText        // the namespace's description and instructions
+	numFields
+)
+
+// fieldB are the BM25F length normalisations: none for the server name,
+// which is the same for all of a server's tools, most for long free text.
+var fieldB = [maxFields]float64{fieldName: 0.5, fieldLead: 0.5, fieldBody: 0.8, fieldParams: 0.8, fieldServer: 0, fieldNSText: 0.5}
+
+// FieldWeights are the BM25F weights of a tool's fields: how much a word
+// counts in each.
+type FieldWeights struct {
+	// Name is the tool's own name, split into words.
+	Name float64
+	// Lead is the first sentence of the description.
+	Lead float64
+	// Body is the rest of the description.
+	Body float64
+	// Params is the parameter names, descriptions and enum values.
+	Params float64
+	// Server is the server's name.
+	Server float64
+	// ServerText is the server's description and instructions.
+	ServerText float64
+}
+
+// DefaultFieldWeights returns the default weights. The name and the server
+// say most about what a tool is and the first sentence says what it does;
+// long bodies, parameter text and server instructions mention many things
+// the tool does not do.
+func DefaultFieldWeights() FieldWeights {
+	return FieldWeights{Name: 3, Lead: 1.5, Body: 0.3, Params: 0.4, Server: 2, ServerText: 0.1}
+}
+
+func (w FieldWeights) array() [maxFields]float64 {
+	return [maxFields]float64{fieldName: w.Name, fieldLead: w.Lead, fieldBody: w.Body, fieldParams: w.Params,
+		fieldServer: w.Server, fieldNSText: w.ServerText}
+}
+
+const (
+	bm25fK1 = 1.2
+	// DefaultSynonymWeight scales matches of a synonym the query did not
+	// use (ticket for issue) relative to the word it used.
+	DefaultSynonymWeight = 0.3
+)
+
+// Options configures the toolshelf ranker.
+type Options struct {
+	// Synonyms adds synonym groups to the built-in table; each group lists
+	// forms of one meaning, each form one or more words.
+	Synonyms [][]string
+	// SynonymWeight scales matches through a synonym; 0 means
+	// [DefaultSynonymWeight].
+	SynonymWeight float64
+	// Fields overrides the field weights; nil means
+	// [DefaultFieldWeights].
+	Fields *FieldWeights
+}
+
+// BM25F is toolshelf's default ranker: field-weighted BM25 over a tool's
+// name, description (first sentence and rest), parameters, server and
+// server text, with identifier splitting (snake, kebab and camel case),
+// Porter2 stemming, a synonym and alias table, CJK bigrams with a
+// bilingual term table, exact-name queries and required terms.
+//
+// Query syntax:
+//   - select:a,b loads exactly the named tools (model-facing names, or
+//     server tool names with or without the mcp__server__ prefix), in that
+//     order, ignoring the limit;
+//   - a query that is one tool name puts the tools of that name first and
+//     ranks the rest as text;
+//   - +word requires the word (or a synonym of it) in every hit;
+//   - anything else is free text in any supported language.
+//
+// When nothing matches, the result carries a [Hint] with the terms no tool
+// contains and the closest tool names.
+type BM25F struct {
+	an        *analyzer
+	syn       *synonymTable
+	synWeight float64
+	// weight are the field weights; identWeight those for identifiers the
+	// query spelled out, which count twice as much in the parameters.
+	weight, identWeight [maxFields]float64
+
+	mu       sync.RWMutex // guards the fields below
+	idx      *postings
+	docs     []docMeta          // by slot
+	exact    map[string][]int32 // normalised names → slots
+	products map[string]int     // product terms → number of documents
+	scr      scratchPool
+}
+
+// docMeta is what the ranker keeps about a document besides its postings.
+type docMeta struct {
+	display string   // the name shown in hints
+	keys    []string // exact-name keys
+	product string   // the server's product term
+}
+
+var _ Ranker = (*BM25F)(nil)
+
+var builtinTables = sync.OnceValues(func() (*lexicon, error) {
+	return parseLexicon(bilingualText)
+})
+
+// NewBM25F returns an empty toolshelf ranker. opts may be nil.
+func NewBM25F(opts *Options) (*BM25F, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.SynonymWeight == 0 {
+		o.SynonymWeight = DefaultSynonymWeight
+	}
+	lx, err := builtinTables()
+	if err != nil {
+		return nil, err
+	}
+	an := &analyzer{stem: newStemmer(), bilingual: lx}
+	groups, err := ParseSynonyms(strings.NewReader(synonymsText))
+	if err != nil {
+		return nil, err
+	}
+	groups = append(groups, o.Synonyms...)
+	fw := DefaultFieldWeights()
+	if o.Fields != nil {
+		fw = *o.Fields
+	}
+	identFW := fw
+	identFW.Params = 2 * fw.Params
+	return &BM25F{
+		weight:      fw.array(),
+		identWeight: identFW.array(),
+		an:          an,
+		syn:         buildSynonyms(an, groups),
+		synWeight:   o.SynonymWeight,
+		idx:         newPostings(),
+		exact:       make(map[string][]int32),
+		products:    make(map[string]int),
+	}, nil
+}
+
+// Name returns "toolshelf".
+func (r *BM25F) Name() string { return ModeToolshelf }
+
+// analyzed is a document after analysis.
+type analyzed struct {
+	fields [][]string
+	meta   docMeta
+}
+
+func (r *BM25F) analyze(d Document) analyzed {
+	short := d.OriginalName
+	server := strings.TrimPrefix(d.Namespace.Name, "mcp__")
+	if short == "" {
+		short = d.Name
+		if d.Namespace.Name != "" {
+			short = strings.TrimPrefix(short, d.Namespace.Name+"__")
+		}
+	}
+	lead, body := splitLead(d.Description)
+	fields := make([][]string, numFields)
+	fields[fieldName] = r.an.fieldTerms(short, nil)
+	fields[fieldLead] = r.an.fieldTerms(lead, nil)
+	fields[fieldBody] = r.an.fieldTerms(body, nil)
+	if len(d.Parameters) > 0 {
+		if schema, err := parseSchema(d.Parameters); err == nil {
+			fields[fieldParams] = r.schemaTerms(schema, 0, nil)
+		}
+	}
+	fields[fieldServer] = r.an.fieldTerms(server, nil)
+	fields[fieldNSText] = r.an.fieldTerms(d.Namespace.Description+"\n"+d.Namespace.Instructions, nil)
+
+	keys := []string{normName(d.Name)}
+	if d.OriginalName != "" {
+		keys = append(keys, normName(d.OriginalName))
+		if server != "" {
+			keys = append(keys, normName(server+"_"+d.OriginalName))
+		}
+	}
+	keys = dedupe(keys)
+	return analyzed{fields: fields, meta: docMeta{display: d.Name, keys: keys, product: r.an.productOf(server)}}
+}
+
+// splitLead returns a description's first sentence (or line) and the rest.
+func splitLead(desc string) (lead, body string) {
+	desc = strings.TrimSpace(desc)
+	cut := len(desc)
+	if i := strings.IndexByte(desc, '\n'); i >= 0 {
+		cut = i
+	}
+	for _, sep := range []string{". ", "? ", "! ", "。"} {
+		if i := strings.Index(desc[:cut], sep); i >= 0 {
+			cut = i + len(sep)
+		}
+	}
+	return desc[:cut], desc[cut:]
+}
+
+// schemaTerms collects the searchable text of a JSON Schema: property
+// names (as identifiers), descriptions, titles and string enum values,
+// following properties, items, additionalProperties, the anyOf, oneOf and
+// allOf variants and $defs/definitions.
+func (r *BM25F) schemaTerms(n *node, depth int, out []string) []string {
+	if n == nil || n.kind != 'o' || depth > maxSchemaDepth {
+		return out
+	}
+	for _, key := range []string{"title", "description"} {
+		if v := n.get(key); v != nil && v.kind == 's' {
+			out = r.an.fieldTerms(v.str, out)
+		}
+	}
+	if e := n.get("enum"); e != nil && e.kind == 'a' {
+		for _, v := range e.elems {
+			if v.kind == 's' {
+				out = r.an.fieldTerms(v.str, out)
+			}
+		}
+	}
+	if props := n.get("properties"); props != nil && props.kind == 'o' {
+		for i, name := range props.keys {
+			out = r.an.fieldTerms(name, out)
+			out = r.schemaTerms(props.vals[i], depth+1, out)
+		}
+	}
+	out = r.schemaTerms(n.get("items"), depth+1, out)
+	out = r.schemaTerms(n.get("additionalProperties"), depth+1, out)
+	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
+		if vs := n.get(key); vs != nil && vs.kind == 'a' {
+			for _, v := range vs.elems {
+				out = r.schemaTerms(v, depth+1, out)
+			}
+		}
+	}
+	for _, key := range []string{"$defs", "definitions"} {
+		if defs := n.get(key); defs != nil && defs.kind == 'o' {
+			for _, v := range defs.vals {
+				out = r.schemaTerms(v, depth+1, out)
+			}
+		}
+	}
+	return out
+}
+
+// Add indexes documents.
+func (r *BM25F) Add(docs ...Document) {
+	as := make([]analyzed, len(docs))
+	for i, d := range docs {
+		as[i] = r.analyze(d)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, d := range docs {
+		if old, ok := r.idx.byName[d.Name]; ok {
+			r.dropKeys(old)
+		}
+		slot := r.idx.add(d.Name, as[i].fields)
+		for int(slot) >= len(r.docs) {
+			r.docs = append(r.docs, docMeta{})
+		}
+		r.docs[slot] = as[i].meta
+		for _, k := range as[i].meta.keys {
+			r.exact[k] = append(r.exact[k], slot)
+		}
+		if p := as[i].meta.product; p != "" {
+			r.products[p]++
+		}
+	}
+}
+
+// dropKeys removes a slot's exact-name keys.
+func (r *BM25F) dropKeys(slot int32) {
+	for _, k := range r.docs[slot].keys {
+		list := slices.DeleteFunc(r.exact[k], func(s int32) bool { return s == slot })
+		if len(list) == 0 {
+			delete(r.exact, k)
+		} else {
+			r.exact[k] = list
+		}
+	}
+	if p := r.docs[slot].product; p != "" {
+		if r.products[p]--; r.products[p] <= 0 {
+			delete(r.products, p)
+		}
+	}
+	r.docs[slot] = docMeta{}
+}
+
+// Remove drops documents.
+func (r *BM25F) Remove(names ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range names {
+		if slot, ok := r.idx.byName[n]; ok {
+			r.dropKeys(slot)
+			r.idx.remove(n)
+		}
+	}
+}
+
+// Len returns the number of documents.
+func (r *BM25F) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.idx.live
+}
+
+// Search ranks the candidates for q.
+func (r *BM25F) Search(q Query) Result {
+	if q.Limit <= 0 {
+		return Result{}
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	pq := r.parseQuery(q.Text)
+	s := r.scr.get(len(r.idx.slots))
+	defer r.scr.put(s)
+	c := r.idx.candidates(q.Exclude, s)
+	if pq.selectNames != nil {
+		return r.selectHits(pq.selectNames, &c)
+	}
+	var exact []int32
+	for _, slot := range r.exact[pq.exactKey] {
+		if !c.mask[slot] {
+			exact = append(exact, slot)
+		}
+	}
+	slices.SortFunc(exact, func(a, b int32) int { return compareSeq(r.idx, a, b) })
+
+	matchedAny := r.score(pq.slots, &c, s)
+	if others := r.contextProducts(pq.words); len(others) > 0 {
+		for _, d := range s.touched {
+			if slices.Contains(others, r.docs[d].product) {
+				s.score[d] *= crossProductDemotion
+			}
+		}
+	}
+	top := r.idx.topK(s.touched, s.score, q.Limit+len(exact))
+	hits := make([]Hit, 0, min(q.Limit, len(exact)+len(top)))
+	for _, slot := range exact {
+		hits = append(hits, Hit{Name: r.idx.slots[slot].name, Exact: true})
+	}
+	for _, slot := range top {
+		if slices.Contains(exact, slot) {
+			continue
+		}
+		hits = append(hits, Hit{Name: r.idx.slots[slot].name, Score: s.score[slot]})
+	}
+	if len(hits) > q.Limit {
+		hits = hits[:q.Limit]
+	}
+	res := Result{Hits: hits}
+	if len(hits) == 0 && c.n > 0 {
+		res.Hint = r.hint(pq.slots, matchedAny, &c, q.Text)
+	}
+	return res
+}
+
+func compareSeq(p *postings, a, b int32) int {
+	switch sa, sb := p.slots[a].seq, p.slots[b].seq; {
+	case sa < sb:
+		return -1
+	case sa > sb:
+		return 1
+	}
+	return 0
+}
+
+// score adds every candidate's score into s.score and lists the scored
+// documents in s.touched. It returns, per slot, whether any candidate
+// contains any of its terms.
+func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
+	idx := r.idx
+	matchedAny := make([]bool, len(slots))
+	if c.n <= 0 {
+		return matchedAny
+	}
+	avg := c.avgLens()
+	var required uint64
+	var slotDocs []int32
+	// accumulate adds f(posting) to s.alt for every candidate posting;
+	// keep then records weight × value(d) as the document's slot score
+	// when it beats the best alternative so far, and resets s.alt.
+	accumulate := func(list []posting, f func(p *posting) float64) {
+		for i := range list {
+			p := &list[i]
+			if c.mask[p.slot] {
+				continue
+			}
+			if s.alt[p.slot] == 0 {
+				s.altSeen = append(s.altSeen, p.slot)
+			}
+			s.alt[p.slot] += f(p)
+		}
+	}
+	keep := func(weight float64, value func(d int32) float64) {
+		for _, d := range s.altSeen {
+			if v := weight * value(d); v > s.slotMax[d] {
+				if s.slotMax[d] == 0 {
+					slotDocs = append(slotDocs, d)
+				}
+				s.slotMax[d] = v
+			}
+			s.alt[d] = 0
+		}
+		s.altSeen = s.altSeen[:0]
+	}
+	for si, sl := range slots {
+		bit := uint64(1) << si
+		if sl.required {
+			required |= bit
+		}
+		plan := r.plan(sl, c)
+		matchedAny[si] = plan.matched
+		slotDocs = slotDocs[:0]
+		for _, g := range plan.group {
+			w := r.fieldWeights(g.ident)
+			accumulate(g.list, func(p *posting) float64 {
+				return g.weight * weightedTF(w, &p.tf, &idx.slots[p.slot].lens, &avg)
+			})
+		}
+		keep(1, func(d int32) float64 { return saturate(plan.groupIDF, s.alt[d]) })
+		for _, ph := range plan.phrases {
+			for i, list := range ph.lists {
+				idf := ph.idfs[i]
+				accumulate(list, func(p *posting) float64 {
+					return saturate(idf, weightedTF(&r.weight, &p.tf, &idx.slots[p.slot].lens, &avg))
+				})
+			}
+			keep(ph.weight, func(d int32) float64 { return s.alt[d] })
+		}
+		for _, d := range slotDocs {
+			if s.flags[d] == 0 {
+				s.touched = append(s.touched, d)
+			}
+			s.flags[d] |= bit
+			s.score[d] += s.slotMax[d]
+			s.slotMax[d] = 0
+		}
+	}
+	if required != 0 {
+		for _, d := range s.touched {
+			if s.flags[d]&required != required {
+				s.score[d] = 0
+			}
+		}
+	}
+	return matchedAny
+}
+
+// selectHits answers a select: query: the named tools that are candidates,
+// in the order named, each once.
+func (r *BM25F) selectHits(names []string, c *candidates) Result {
+	var hits []Hit
+	var unmatched []string
+	for _, name := range names {
+		found := false
+		for _, slot := range r.exact[normName(name)] {
+			if c.mask[slot] {
+				continue
+			}
+			found = true
+			n := r.idx.slots[slot].name
+			if !slices.ContainsFunc(hits, func(h Hit) bool { return h.Name == n }) {
+				hits = append(hits, Hit{Name: n, Exact: true})
+			}
+		}
+		if !found {
+			unmatched = append(unmatched, name)
+		}
+	}
+	res := Result{Hits: hits}
+	if len(hits) == 0 && c.n > 0 {
+		res.Hint = &Hint{Unmatched: unmatched, Nearest: r.nearest(unmatched, c)}
+	}
+	return res
+}
+
+// Explain returns a line per query slot with its contribution to the named
+// document's score for q and the frequencies, per field, of the terms that
+// matched. It is a debugging aid; the format may change.
+func (r *BM25F) Explain(q Query, name string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	pq := r.parseQuery(q.Text)
+	slot, ok := r.idx.byName[name]
+	if !ok {
+		return fmt.Sprintf("%s is not indexed\n", name)
+	}
+	s := r.scr.get(len(r.idx.slots))
+	defer r.scr.put(s)
+	c := r.idx.candidates(q.Exclude, s)
+	if c.mask[slot] {
+		return fmt.Sprintf("%s is excluded\n", name)
+	}
+	avg := c.avgLens()
+	lens := &r.idx.slots[slot].lens
+	tfOf := func(list []posting) *[maxFields]uint16 {
+		for i := range list {
+			if list[i].slot == slot {
+				return &list[i].tf
+			}
+		}
+		return nil
+	}
+	var b strings.Builder
+	total := 0.0
+	for _, sl := range pq.slots {
+		plan := r.plan(sl, &c)
+		best, how := 0.0, ""
+		tfw := 0.0
+		var parts []string
+		for _, g := range plan.group {
+			if tf := tfOf(g.list); tf != nil {
+				tfw += g.weight * weightedTF(r.fieldWeights(g.ident), tf, lens, &avg)
+				parts = append(parts, fmt.Sprintf("%s×%.1f%v", g.term, g.weight, tf[:numFields]))
+			}
+		}
+		if tfw > 0 {
+			best = saturate(plan.groupIDF, tfw)
+			how = fmt.Sprintf("idf=%.2f %s", plan.groupIDF, strings.Join(parts, " "))
+		}
+		for _, ph := range plan.phrases {
+			v := 0.0
+			parts = parts[:0]
+			for i, list := range ph.lists {
+				if tf := tfOf(list); tf != nil {
+					v += saturate(ph.idfs[i], weightedTF(&r.weight, tf, lens, &avg))
+					parts = append(parts, fmt.Sprintf("%s%v", ph.terms[i], tf[:numFields]))
+				}
+			}
+			if v*ph.weight > best {
+				best, how = v*ph.weight, fmt.Sprintf("phrase×%.1f %s", ph.weight, strings.Join(parts, " "))
+			}
+		}
+		total += best
+		fmt.Fprintf(&b, "%-20q %6.3f  %s\n", sl.surface, best, how)
+	}
+	fmt.Fprintf(&b, "total %.3f (frequencies per field: name lead body params server nstext)\n", total)
+	return b.String()
+}
+
+// weightedTF is BM25F's pseudo term frequency: the field frequencies,
+// each weighted and normalised by the field's length relative to its
+// average.
+func weightedTF(weight *[maxFields]float64, tf *[maxFields]uint16, lens *[maxFields]uint32, avg *[maxFields]float64) float64 {
+	var tfw float64
+	for f := range numFields {
+		if tf[f] > 0 {
+			norm := 1 - fieldB[f] + fieldB[f]*float64(lens[f])/avg[f]
+			tfw += weight[f] * float64(tf[f]) / norm
+		}
+	}
+	return tfw
+}
+
+// fieldWeights returns the field weights for a term.
+func (r *BM25F) fieldWeights(ident bool) *[maxFields]float64 {
+	if ident {
+		return &r.identWeight
+	}
+	return &r.weight
+}
+
+// saturate turns a term's weighted frequency into its score.
+func saturate(idf, tfw float64) float64 {
+	return idf * tfw * (bm25fK1 + 1) / (tfw + bm25fK1)
+}

@@ -1,0 +1,318 @@
+package search_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolshelf/toolshelf/catalog/builtin"
+	"github.com/toolshelf/toolshelf/search"
+	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
+)
+
+// corpusDocs returns the built-in catalog as search documents.
+var corpusDocs = sync.OnceValue(func() []search.Document {
+	reg := tool.NewRegistry()
+	if err := builtin.Load(reg, tool.NewNamer()); err != nil {
+		panic(err)
+	}
+	var docs []search.Document
+	for _, t := range reg.Tools() {
+		docs = append(docs, toolsearch.Document(t))
+	}
+	return docs
+})
+
+// corpusRanker is a toolshelf ranker over the built-in catalog, shared by
+// the tests that only search.
+var corpusRanker = sync.OnceValue(func() *search.BM25F {
+	r, err := search.NewBM25F(nil)
+	if err != nil {
+		panic(err)
+	}
+	r.Add(corpusDocs()...)
+	return r
+})
+
+func names(r search.Result) []string {
+	var out []string
+	for _, h := range r.Hits {
+		out = append(out, h.Name)
+	}
+	return out
+}
+
+func TestCreateIssueGitHubPutsGitHubsIssueWriterFirst(t *testing.T) {
+	res := corpusRanker().Search(search.Query{Text: "create issue github", Limit: 8})
+	if len(res.Hits) == 0 || res.Hits[0].Name != "mcp__github__issue_write" {
+		t.Errorf("hits = %v, want mcp__github__issue_write first", names(res))
+	}
+}
+
+func TestExactNames(t *testing.T) {
+	r := corpusRanker()
+	tests := []struct {
+		query string
+		want  []string // the exact hits, first
+	}{
+		{"browser_snapshot", []string{"mcp__playwright__browser_snapshot"}},
+		{"mcp__github_ref__create_issue", []string{"mcp__github_ref__create_issue"}},
+		{"read_file", []string{"mcp__desktop_commander__read_file", "mcp__filesystem__read_file"}},
+		{"READ-FILE", []string{"mcp__desktop_commander__read_file", "mcp__filesystem__read_file"}},
+		{"slack/slack_post_message", []string{"mcp__slack__slack_post_message"}},
+		{"drop-database", []string{"mcp__mongodb__drop_database"}},
+	}
+	for _, tt := range tests {
+		res := r.Search(search.Query{Text: tt.query, Limit: 5})
+		var exact []string
+		for i, h := range res.Hits {
+			if h.Exact {
+				if i != len(exact) {
+					t.Errorf("%q: exact hit %s after a ranked one", tt.query, h.Name)
+				}
+				exact = append(exact, h.Name)
+			}
+		}
+		slices.Sort(exact)
+		if diff := cmp.Diff(tt.want, exact); diff != "" {
+			t.Errorf("%q exact hits (-want +got):\n%s", tt.query, diff)
+		}
+		if len(res.Hits) != 5 {
+			t.Errorf("%q: %d hits, want the exact ones followed by ranked ones up to the limit", tt.query, len(res.Hits))
+		}
+	}
+}
+
+func TestSelect(t *testing.T) {
+	r := corpusRanker()
+	res := r.Search(search.Query{Text: "select:mcp__slack__slack_post_message, read_file,nope", Limit: 1})
+	want := []string{"mcp__slack__slack_post_message", "mcp__desktop_commander__read_file", "mcp__filesystem__read_file"}
+	if diff := cmp.Diff(want, names(res)); diff != "" {
+		t.Errorf("select ignores the limit and keeps its order (-want +got):\n%s", diff)
+	}
+	for _, h := range res.Hits {
+		if !h.Exact {
+			t.Errorf("%s is not marked exact", h.Name)
+		}
+	}
+	// Excluded (already loaded) tools are not selected again.
+	res = r.Search(search.Query{Text: "select:mcp__slack__slack_post_message", Limit: 8,
+		Exclude: []string{"mcp__slack__slack_post_message"}})
+	if len(res.Hits) != 0 {
+		t.Errorf("selected an excluded tool: %v", names(res))
+	}
+	if res.Hint == nil || !slices.Contains(res.Hint.Unmatched, "mcp__slack__slack_post_message") {
+		t.Errorf("hint = %+v, want the unmatched name", res.Hint)
+	}
+	// Nothing selected is an empty result, not a text search.
+	if res := r.Search(search.Query{Text: "select:", Limit: 8}); len(res.Hits) != 0 {
+		t.Errorf("select: with no names returned %v", names(res))
+	}
+}
+
+func TestRequiredTerms(t *testing.T) {
+	r := corpusRanker()
+	text := map[string]string{}
+	for _, d := range corpusDocs() {
+		text[d.Name] = strings.ToLower(d.Name + " " + d.Description + " " + string(d.Parameters) + " " +
+			d.Namespace.Name + " " + d.Namespace.Description + " " + d.Namespace.Instructions)
+	}
+	free := names(r.Search(search.Query{Text: "loki logs", Limit: 2000}))
+	required := names(r.Search(search.Query{Text: "+loki logs", Limit: 2000}))
+	if len(required) == 0 || len(free) <= len(required) {
+		t.Fatalf("+loki kept %d of %d hits; want some, but fewer", len(required), len(free))
+	}
+	for _, n := range required {
+		if !strings.Contains(text[n], "loki") {
+			t.Errorf("%s does not contain the required term", n)
+		}
+	}
+	// A required word no tool has leaves nothing.
+	if res := r.Search(search.Query{Text: "+frobnicate logs", Limit: 8}); len(res.Hits) != 0 {
+		t.Errorf("+frobnicate matched %v", names(res))
+	}
+}
+
+func TestVocabularyAndLanguages(t *testing.T) {
+	r := corpusRanker()
+	tests := []struct {
+		query string
+		top   int
+		want  []string // any of these within the top
+	}{
+		{"show open PRs in a GitHub repo", 3, []string{"mcp__github__list_pull_requests", "mcp__github_ref__list_pull_requests"}},
+		{"k8s pod logs", 3, []string{"mcp__kubernetes_go__pods_log", "mcp__kubernetes__kubectl_logs"}},
+		{"MR diff gitlab", 3, []string{"mcp__gitlab__get_merge_request_diffs", "mcp__gitlab__list_merge_request_diffs"}},
+		{"run promql query grafana", 3, []string{"mcp__grafana__query_prometheus"}},
+		{"在 GitHub 仓库里创建一个 issue", 3, []string{"mcp__github__issue_write", "mcp__github_ref__create_issue"}},
+		{"列出 Kubernetes 集群里的 pod", 3, []string{"mcp__kubernetes_go__pods_list", "mcp__kubernetes_go__pods_list_in_namespace"}},
+		{"Slackにメッセージを送信", 3, []string{"mcp__slack__slack_post_message"}},
+		{"GitHub 저장소 브랜치 목록", 3, []string{"mcp__github__list_branches", "mcp__github_ref__list_branches"}},
+	}
+	for _, tt := range tests {
+		got := names(r.Search(search.Query{Text: tt.query, Limit: tt.top}))
+		if !slices.ContainsFunc(got, func(n string) bool { return slices.Contains(tt.want, n) }) {
+			t.Errorf("%q: top %d = %v, want one of %v", tt.query, tt.top, got, tt.want)
+		}
+	}
+}
+
+func TestCrossProductRequestsActOnTheDestination(t *testing.T) {
+	r := corpusRanker()
+	tests := []struct{ query, server string }{
+		{"post the Datadog monitor alert summary to the #ops Slack channel", "mcp__slack__"},
+		{"open a GitHub issue for this Sentry error", "mcp__github"},
+		{"把 Sentry 的报错同步到 Linear 里新建 issue", "mcp__linear__"},
+	}
+	for _, tt := range tests {
+		got := names(r.Search(search.Query{Text: tt.query, Limit: 1}))
+		if len(got) != 1 || !strings.HasPrefix(got[0], tt.server) {
+			t.Errorf("%q: first hit %v, want a %s tool", tt.query, got, tt.server)
+		}
+	}
+}
+
+func TestHints(t *testing.T) {
+	r := corpusRanker()
+	res := r.Search(search.Query{Text: "frobnicate the wibbles", Limit: 8})
+	if len(res.Hits) != 0 {
+		t.Fatalf("hits = %v", names(res))
+	}
+	if res.Hint == nil || !cmp.Equal(res.Hint.Unmatched, []string{"frobnicate", "wibbles"}) {
+		t.Errorf("hint = %+v, want both words unmatched", res.Hint)
+	}
+	res = r.Search(search.Query{Text: "snapshat", Limit: 8})
+	if res.Hint == nil || len(res.Hint.Nearest) == 0 || !strings.Contains(res.Hint.Nearest[0], "snapshot") {
+		t.Errorf("hint = %+v, want a snapshot tool suggested", res.Hint)
+	}
+	if s := res.Hint.String(); !strings.Contains(s, `No tool mentions "snapshat".`) || !strings.Contains(s, "Closest tool names:") {
+		t.Errorf("hint text = %q", s)
+	}
+	if res := r.Search(search.Query{Text: "create issue", Limit: 8}); res.Hint != nil {
+		t.Errorf("a search with hits has a hint: %+v", res.Hint)
+	}
+}
+
+// TestExcludeEqualsRemove checks that excluding documents ranks the rest
+// exactly as an index without them would, for both rankers: statistics
+// are those of the candidates.
+func TestExcludeEqualsRemove(t *testing.T) {
+	docs := corpusDocs()[:400]
+	rng := rand.New(rand.NewPCG(1, 2))
+	queries := []string{"create issue", "list files in a directory", "send message channel", "query database table",
+		"get pull request", "delete", "kubernetes pod logs", "search web"}
+	for _, mode := range search.Modes() {
+		full, _ := search.New(mode, nil)
+		full.Add(docs...)
+		for round := range 5 {
+			var exclude []string
+			for _, d := range docs {
+				if rng.IntN(10) == 0 {
+					exclude = append(exclude, d.Name)
+				}
+			}
+			pruned, _ := search.New(mode, nil)
+			for _, d := range docs {
+				if !slices.Contains(exclude, d.Name) {
+					pruned.Add(d)
+				}
+			}
+			for _, q := range queries {
+				a := full.Search(search.Query{Text: q, Limit: 20, Exclude: exclude})
+				b := pruned.Search(search.Query{Text: q, Limit: 20})
+				if !sameHits(a, b) {
+					t.Errorf("%s round %d %q:\nexclude %v\nremove  %v", mode, round, q, a.Hits, b.Hits)
+				}
+			}
+		}
+	}
+}
+
+// TestIncrementalIndexEqualsFresh checks that adds, replacements and
+// removals leave the index as if built from scratch in the same order.
+func TestIncrementalIndexEqualsFresh(t *testing.T) {
+	docs := corpusDocs()[:300]
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, mode := range search.Modes() {
+		inc, _ := search.New(mode, nil)
+		present := map[string]bool{}
+		var order []string // insertion order of present documents
+		byName := map[string]search.Document{}
+		for _, d := range docs {
+			byName[d.Name] = d
+		}
+		for range 2000 {
+			d := docs[rng.IntN(len(docs))]
+			if present[d.Name] && rng.IntN(2) == 0 {
+				inc.Remove(d.Name)
+				delete(present, d.Name)
+				order = slices.DeleteFunc(order, func(n string) bool { return n == d.Name })
+				continue
+			}
+			inc.Add(d) // a replacement keeps its position
+			if !present[d.Name] {
+				present[d.Name] = true
+				order = append(order, d.Name)
+			}
+		}
+		fresh, _ := search.New(mode, nil)
+		for _, n := range order {
+			fresh.Add(byName[n])
+		}
+		if inc.Len() != fresh.Len() {
+			t.Fatalf("%s: Len %d, want %d", mode, inc.Len(), fresh.Len())
+		}
+		for _, q := range []string{"create issue", "list", "read file", "search", "update page", "mcp"} {
+			a := inc.Search(search.Query{Text: q, Limit: 30})
+			b := fresh.Search(search.Query{Text: q, Limit: 30})
+			if !sameHits(a, b) {
+				t.Errorf("%s %q:\nincremental %v\nfresh       %v", mode, q, a.Hits, b.Hits)
+			}
+		}
+	}
+}
+
+func sameHits(a, b search.Result) bool {
+	if len(a.Hits) != len(b.Hits) {
+		return false
+	}
+	for i := range a.Hits {
+		if a.Hits[i].Name != b.Hits[i].Name || math.Abs(a.Hits[i].Score-b.Hits[i].Score) > 1e-9*math.Max(1, b.Hits[i].Score) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestConcurrentSearchAndUpdate(t *testing.T) {
+	docs := corpusDocs()[:200]
+	for _, mode := range search.Modes() {
+		r, _ := search.New(mode, nil)
+		r.Add(docs...)
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 200 {
+					d := docs[(g*50+i)%len(docs)]
+					switch i % 3 {
+					case 0:
+						r.Remove(d.Name)
+					case 1:
+						r.Add(d)
+					default:
+						r.Search(search.Query{Text: "create list issue file", Limit: 8})
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}

@@ -1,0 +1,111 @@
+package search
+
+import (
+	"bufio"
+	_ "embed"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+//go:embed bilingual.txt
+var bilingualText string
+
+// lexicon maps CJK words to English translations for the commonest tool
+// verbs and nouns, and marks CJK function words to skip.
+type lexicon struct {
+	entries map[string][][]string // word → translations, each a word list; empty = skip
+	maxLen  int                   // longest key in runes
+}
+
+// parseLexicon reads lines of the form
+//
+//	创建 新建 = create
+//	删除 = delete, remove
+//	的 =
+//
+// Keys left of "=" share the comma-separated translations on the right; an
+// empty right side marks function words to skip. # starts a comment.
+func parseLexicon(text string) (*lexicon, error) {
+	lx := &lexicon{entries: make(map[string][][]string)}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		left, right, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("line %d: want \"word ... = translation, ...\"", n)
+		}
+		var trs [][]string
+		for _, tr := range strings.Split(right, ",") {
+			if ws := strings.Fields(strings.ToLower(tr)); len(ws) > 0 {
+				trs = append(trs, ws)
+			}
+		}
+		keys := strings.Fields(left)
+		if len(keys) == 0 {
+			return nil, fmt.Errorf("line %d: no word before \"=\"", n)
+		}
+		for _, k := range keys {
+			lx.entries[k] = append(lx.entries[k], trs...)
+			lx.maxLen = max(lx.maxLen, utf8.RuneCountInString(k))
+		}
+	}
+	return lx, sc.Err()
+}
+
+// segment is one piece of a CJK run: a dictionary word or a stretch of
+// characters the dictionary does not know.
+type segment struct {
+	text         string
+	start, end   int // byte offsets in the run
+	known        bool
+	translations [][]string
+}
+
+// segment splits a CJK run by greedy longest match against the dictionary.
+// Unknown characters are grouped into runs of their own.
+func (lx *lexicon) segment(run string) []segment {
+	var segs []segment
+	rs := []rune(run)
+	offs := make([]int, len(rs)+1)
+	for i, o := 0, 0; i < len(rs); i++ {
+		offs[i] = o
+		o += utf8.RuneLen(rs[i])
+		offs[i+1] = o
+	}
+	unknownStart := -1
+	flushUnknown := func(end int) {
+		if unknownStart >= 0 {
+			segs = append(segs, segment{text: run[offs[unknownStart]:offs[end]], start: offs[unknownStart], end: offs[end]})
+			unknownStart = -1
+		}
+	}
+	for i := 0; i < len(rs); {
+		matched := 0
+		for l := min(lx.maxLen, len(rs)-i); l >= 1; l-- {
+			if _, ok := lx.entries[string(rs[i:i+l])]; ok {
+				matched = l
+				break
+			}
+		}
+		if matched == 0 {
+			if unknownStart < 0 {
+				unknownStart = i
+			}
+			i++
+			continue
+		}
+		flushUnknown(i)
+		w := string(rs[i : i+matched])
+		segs = append(segs, segment{text: w, start: offs[i], end: offs[i+matched], known: true, translations: lx.entries[w]})
+		i += matched
+	}
+	flushUnknown(len(rs))
+	return segs
+}

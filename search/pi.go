@@ -1,0 +1,230 @@
+package search
+
+import (
+	"math"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// The reference ranker's BM25 constants.
+const (
+	piK1 = 1.2
+	piB  = 0.75
+)
+
+// piStopWords are the reference tokenizer's stop words, checked before
+// stemming.
+var piStopWords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true,
+	"by": true, "for": true, "from": true, "in": true, "is": true, "it": true, "of": true,
+	"on": true, "or": true, "that": true, "the": true, "this": true, "to": true, "with": true,
+}
+
+var (
+	piLowerUpper = regexp.MustCompile(`([a-z0-9])([A-Z])`)
+	piUpperRun   = regexp.MustCompile(`([A-Z]+)([A-Z][a-z])`)
+	piNonWord    = regexp.MustCompile(`[^a-z0-9]+`)
+)
+
+// PITokenize splits text the way the reference tool_search does: camel case
+// boundaries become spaces, the text is lowercased and split on every run
+// of characters outside [a-z0-9], stop words are dropped and each token is
+// stemmed by [PIStem].
+func PITokenize(text string) []string {
+	text = piLowerUpper.ReplaceAllString(text, "$1 $2")
+	text = piUpperRun.ReplaceAllString(text, "$1 $2")
+	text = strings.ToLower(text)
+	var out []string
+	for _, tok := range piNonWord.Split(text, -1) {
+		if tok == "" || piStopWords[tok] {
+			continue
+		}
+		out = append(out, PIStem(tok))
+	}
+	return out
+}
+
+// PIStem is the reference's light plural stemmer: ies→y and the
+// ches/shes/sses/xes/zes endings lose "es" on words longer than four
+// letters; otherwise a final s (not ss) is dropped from words longer than
+// three.
+func PIStem(tok string) string {
+	n := len(tok)
+	switch {
+	case n > 4 && strings.HasSuffix(tok, "ies"):
+		return tok[:n-3] + "y"
+	case n > 4 && (strings.HasSuffix(tok, "ches") || strings.HasSuffix(tok, "shes") ||
+		strings.HasSuffix(tok, "sses") || strings.HasSuffix(tok, "xes") || strings.HasSuffix(tok, "zes")):
+		return tok[:n-2]
+	case n > 3 && strings.HasSuffix(tok, "s") && !strings.HasSuffix(tok, "ss"):
+		return tok[:n-1]
+	}
+	return tok
+}
+
+// PIDocumentText returns the text the reference indexes for a tool: its
+// name, the name with underscores as spaces, the description, the schema
+// text and the namespace's name, description and instructions, joined by
+// spaces with blank parts left out.
+func PIDocumentText(d Document) string {
+	parts := []string{d.Name, strings.ReplaceAll(d.Name, "_", " "), d.Description}
+	if len(d.Parameters) > 0 {
+		if schema, err := parseSchema(d.Parameters); err == nil {
+			var st []string
+			piSchemaText(schema, &st)
+			parts = append(parts, strings.Join(st, " "))
+		}
+	}
+	if d.Namespace.Name != "" {
+		parts = append(parts, d.Namespace.Name, d.Namespace.Description, d.Namespace.Instructions)
+	}
+	kept := parts[:0]
+	for _, p := range parts {
+		if strings.TrimSpace(p) != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, " ")
+}
+
+// piSchemaText appends the reference's schema text: for an object schema,
+// its description, then each property's name followed by the property's
+// own text, then the text of items and of every anyOf/oneOf/allOf variant.
+func piSchemaText(n *node, out *[]string) {
+	if n == nil || n.kind != 'o' {
+		return
+	}
+	if d := n.get("description"); d != nil && d.kind == 's' {
+		*out = append(*out, d.str)
+	}
+	if props := n.get("properties"); props != nil && props.kind == 'o' {
+		for i, name := range props.keys {
+			*out = append(*out, name)
+			piSchemaText(props.vals[i], out)
+		}
+	}
+	piSchemaText(n.get("items"), out)
+	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
+		if variants := n.get(key); variants != nil && variants.kind == 'a' {
+			for _, v := range variants.elems {
+				piSchemaText(v, out)
+			}
+		}
+	}
+}
+
+// PI is the reference ranker: plain BM25 (k1 1.2, b 0.75) over one text
+// per tool, tokenized by [PITokenize]. It reproduces the reference's scores
+// and order exactly, which makes it the parity baseline; unlike the
+// reference it analyses each document once and keeps postings, so a search
+// costs time in proportion to the postings of the query's terms.
+//
+// Query syntax: plain words. Document frequencies, the document count and
+// the average length are those of the candidates, as in the reference,
+// which ranks only the tools it may load.
+type PI struct {
+	mu      sync.RWMutex // guards idx
+	idx     *postings
+	scratch scratchPool
+}
+
+var _ Ranker = (*PI)(nil)
+
+// NewPI returns an empty reference ranker.
+func NewPI() *PI { return &PI{idx: newPostings()} }
+
+// Name returns "pi".
+func (r *PI) Name() string { return ModePI }
+
+// Add indexes documents.
+func (r *PI) Add(docs ...Document) {
+	toks := make([][]string, len(docs))
+	for i, d := range docs {
+		toks[i] = PITokenize(PIDocumentText(d))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, d := range docs {
+		r.idx.add(d.Name, [][]string{toks[i]})
+	}
+}
+
+// Remove drops documents.
+func (r *PI) Remove(names ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range names {
+		r.idx.remove(n)
+	}
+}
+
+// Len returns the number of documents.
+func (r *PI) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.idx.live
+}
+
+// Search ranks the candidates by BM25.
+func (r *PI) Search(q Query) Result {
+	terms := dedupe(PITokenize(q.Text))
+	if len(terms) == 0 || q.Limit <= 0 {
+		return Result{}
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	idx := r.idx
+	s := r.scratch.get(len(idx.slots))
+	defer r.scratch.put(s)
+	c := idx.candidates(q.Exclude, s)
+	if c.n <= 0 {
+		return Result{}
+	}
+	avgdl := c.avgLen(0)
+	n := float64(c.n)
+	for _, term := range terms {
+		list := idx.list(term)
+		if len(list) == 0 {
+			continue
+		}
+		df := float64(c.df(term, list))
+		idf := bm25IDF(n, df)
+		for _, p := range list {
+			if c.mask[p.slot] {
+				continue
+			}
+			tf := float64(p.tf[0])
+			dl := float64(idx.slots[p.slot].lens[0])
+			if s.score[p.slot] == 0 {
+				s.touched = append(s.touched, p.slot)
+			}
+			s.score[p.slot] += idf * (tf * (piK1 + 1)) / (tf + piK1*(1-piB+piB*dl/avgdl))
+		}
+	}
+	top := idx.topK(s.touched, s.score, q.Limit)
+	hits := make([]Hit, len(top))
+	for i, slot := range top {
+		hits[i] = Hit{Name: idx.slots[slot].name, Score: s.score[slot]}
+	}
+	return Result{Hits: hits}
+}
+
+// bm25IDF is the inverse document frequency of a term in df of n
+// documents, in the form that never goes negative: ln(1 + (n-df+0.5)/(df+0.5)).
+func bm25IDF(n, df float64) float64 {
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// dedupe removes repeated strings, keeping first occurrences in order.
+func dedupe(xs []string) []string {
+	seen := make(map[string]bool, len(xs))
+	out := xs[:0]
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

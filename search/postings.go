@@ -1,0 +1,328 @@
+package search
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
+
+// maxFields is the most fields a postings index holds per document.
+const maxFields = 6
+
+// posting records how often a term occurs in each field of one document.
+type posting struct {
+	slot int32
+	tf   [maxFields]uint16
+}
+
+// docSlot is one indexed document.
+type docSlot struct {
+	name string
+	// seq orders documents by first insertion; it breaks score ties.
+	seq  uint64
+	live bool
+	lens [maxFields]uint32
+	// terms are the document's distinct term ids, sorted, for removal and
+	// for document frequencies under exclusion.
+	terms []int32
+}
+
+// postings is an in-memory inverted index shared by the rankers: term →
+// documents with per-field term frequencies, and per-field lengths. It is
+// not safe for concurrent use; rankers guard it.
+type postings struct {
+	slots  []docSlot
+	byName map[string]int32
+	free   []int32
+	live   int
+	seq    uint64
+	termID map[string]int32
+	lists  [][]posting
+	sumLen [maxFields]float64
+}
+
+func newPostings() *postings {
+	return &postings{byName: make(map[string]int32), termID: make(map[string]int32)}
+}
+
+// add indexes a document given as tokens per field (at most maxFields),
+// replacing a live document of the same name in place. It returns the
+// document's slot.
+func (p *postings) add(name string, fields [][]string) int32 {
+	slot, exists := p.byName[name]
+	var seq uint64
+	if exists {
+		seq = p.slots[slot].seq
+		p.unindex(slot)
+	} else {
+		p.seq++
+		seq = p.seq
+		if n := len(p.free); n > 0 {
+			slot = p.free[n-1]
+			p.free = p.free[:n-1]
+		} else {
+			slot = int32(len(p.slots))
+			p.slots = append(p.slots, docSlot{})
+		}
+		p.byName[name] = slot
+	}
+	d := docSlot{name: name, seq: seq, live: true}
+	tfs := make(map[int32]*[maxFields]uint16)
+	for f, toks := range fields {
+		d.lens[f] = uint32(len(toks))
+		p.sumLen[f] += float64(len(toks))
+		for _, tok := range toks {
+			id, ok := p.termID[tok]
+			if !ok {
+				id = int32(len(p.lists))
+				p.termID[tok] = id
+				p.lists = append(p.lists, nil)
+			}
+			tf := tfs[id]
+			if tf == nil {
+				tf = new([maxFields]uint16)
+				tfs[id] = tf
+				d.terms = append(d.terms, id)
+			}
+			if tf[f] < 0xFFFF {
+				tf[f]++
+			}
+		}
+	}
+	slices.Sort(d.terms)
+	for _, id := range d.terms {
+		p.lists[id] = append(p.lists[id], posting{slot: slot, tf: *tfs[id]})
+	}
+	p.slots[slot] = d
+	p.live++
+	return slot
+}
+
+// remove drops the named document and reports its former slot.
+func (p *postings) remove(name string) (int32, bool) {
+	slot, ok := p.byName[name]
+	if !ok {
+		return 0, false
+	}
+	p.unindex(slot)
+	delete(p.byName, name)
+	p.slots[slot] = docSlot{}
+	p.free = append(p.free, slot)
+	return slot, true
+}
+
+// unindex removes a live slot's postings and lengths.
+func (p *postings) unindex(slot int32) {
+	d := &p.slots[slot]
+	for _, id := range d.terms {
+		list := p.lists[id]
+		for i := range list {
+			if list[i].slot == slot {
+				last := len(list) - 1
+				list[i] = list[last]
+				p.lists[id] = list[:last]
+				break
+			}
+		}
+	}
+	for f := range maxFields {
+		p.sumLen[f] -= float64(d.lens[f])
+	}
+	d.terms = nil
+	d.live = false
+	p.live--
+}
+
+// list returns the postings of a term, nil when no document has it.
+func (p *postings) list(term string) []posting {
+	id, ok := p.termID[term]
+	if !ok {
+		return nil
+	}
+	return p.lists[id]
+}
+
+// has reports whether the document in slot contains the term.
+func (p *postings) has(slot int32, term string) bool {
+	id, ok := p.termID[term]
+	if !ok {
+		return false
+	}
+	_, found := slices.BinarySearch(p.slots[slot].terms, id)
+	return found
+}
+
+// candidates describes the documents a query may match: every live
+// document except the excluded ones.
+type candidates struct {
+	p        *postings
+	excluded []int32 // live excluded slots
+	mask     []bool  // mask[slot] is true for excluded slots
+	n        int
+	sumLen   [maxFields]float64
+}
+
+// avgLen returns the mean length of field f over the candidates, or 1 when
+// it would be zero.
+func (c *candidates) avgLen(f int) float64 {
+	if c.n == 0 || c.sumLen[f] == 0 {
+		return 1
+	}
+	return c.sumLen[f] / float64(c.n)
+}
+
+// avgLens returns the mean length of every field over the candidates.
+func (c *candidates) avgLens() [maxFields]float64 {
+	var avg [maxFields]float64
+	for f := range maxFields {
+		avg[f] = c.avgLen(f)
+	}
+	return avg
+}
+
+// df returns the number of candidates that contain the term.
+func (c *candidates) df(term string, list []posting) int {
+	df := len(list)
+	for _, s := range c.excluded {
+		if c.p.has(s, term) {
+			df--
+		}
+	}
+	return df
+}
+
+// scratch holds per-search buffers, recycled through a pool.
+type scratch struct {
+	mask    []bool
+	score   []float64
+	slotMax []float64
+	alt     []float64
+	flags   []uint64
+	touched []int32
+	altSeen []int32
+}
+
+type scratchPool struct{ pool sync.Pool }
+
+// get returns zeroed buffers for n slots.
+func (sp *scratchPool) get(n int) *scratch {
+	s, _ := sp.pool.Get().(*scratch)
+	if s == nil {
+		s = &scratch{}
+	}
+	if cap(s.mask) < n {
+		s.mask = make([]bool, n)
+		s.score = make([]float64, n)
+		s.slotMax = make([]float64, n)
+		s.alt = make([]float64, n)
+		s.flags = make([]uint64, n)
+	}
+	s.mask = s.mask[:n]
+	s.score = s.score[:n]
+	s.slotMax = s.slotMax[:n]
+	s.alt = s.alt[:n]
+	s.flags = s.flags[:n]
+	return s
+}
+
+// put clears the touched entries and returns the buffers to the pool.
+func (sp *scratchPool) put(s *scratch) {
+	for _, t := range s.touched {
+		s.score[t] = 0
+		s.slotMax[t] = 0
+		s.alt[t] = 0
+		s.flags[t] = 0
+	}
+	clear(s.mask)
+	s.touched = s.touched[:0]
+	s.altSeen = s.altSeen[:0]
+	sp.pool.Put(s)
+}
+
+// candidates resolves exclusions into s.mask and computes the statistics.
+func (p *postings) candidates(exclude []string, s *scratch) candidates {
+	c := candidates{p: p, mask: s.mask, n: p.live, sumLen: p.sumLen}
+	for _, name := range exclude {
+		slot, ok := p.byName[name]
+		if !ok || s.mask[slot] {
+			continue
+		}
+		s.mask[slot] = true
+		c.excluded = append(c.excluded, slot)
+		c.n--
+		for f := range maxFields {
+			c.sumLen[f] -= float64(p.slots[slot].lens[f])
+		}
+	}
+	return c
+}
+
+// topK returns the k best slots among those touched with a positive score,
+// by score descending and insertion order ascending.
+func (p *postings) topK(touched []int32, score []float64, k int) []int32 {
+	better := func(a, b int32) int {
+		if c := cmp.Compare(score[b], score[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(p.slots[a].seq, p.slots[b].seq)
+	}
+	// A bounded heap would save work for huge result sets; sorting the
+	// positives is simpler and fast enough because only matching documents
+	// are touched. Select first when the set is large.
+	pos := make([]int32, 0, len(touched))
+	for _, t := range touched {
+		if score[t] > 0 {
+			pos = append(pos, t)
+		}
+	}
+	if len(pos) > 4*k && k > 0 {
+		pos = selectTop(pos, k, better)
+	}
+	slices.SortFunc(pos, better)
+	if len(pos) > k {
+		pos = pos[:k]
+	}
+	return pos
+}
+
+// selectTop keeps the k best elements of xs (unordered) using a bounded
+// max-heap of the worst kept element.
+func selectTop(xs []int32, k int, better func(a, b int32) int) []int32 {
+	h := make([]int32, 0, k)
+	// worse(a, b) reports whether a ranks below b.
+	worse := func(a, b int32) bool { return better(a, b) > 0 }
+	down := func(i int) {
+		for {
+			l, w := 2*i+1, i
+			if l < len(h) && worse(h[l], h[w]) {
+				w = l
+			}
+			if r := l + 1; r < len(h) && worse(h[r], h[w]) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	for _, x := range xs {
+		switch {
+		case len(h) < k:
+			h = append(h, x)
+			for i := len(h) - 1; i > 0; {
+				parent := (i - 1) / 2
+				if !worse(h[i], h[parent]) {
+					break
+				}
+				h[i], h[parent] = h[parent], h[i]
+				i = parent
+			}
+		case worse(h[0], x):
+			h[0] = x
+			down(0)
+		}
+	}
+	return h
+}

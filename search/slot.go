@@ -1,0 +1,112 @@
+package search
+
+// slotPlan is how one query slot scores documents, given the candidates.
+//
+// The slot's one-word alternatives (the word the query used, its
+// translations and its synonyms) are scored as one term, the way a search
+// engine scores synonyms: a document's weighted frequencies of all of them
+// add up (a synonym the query did not use counts at its reduced weight),
+// and the idf is that of the commonest word the query used, so a rare
+// synonym cannot make a common word look specific. Several-word
+// alternatives (pull request for PR) are scored as the sum of their words.
+// A document's slot score is the best of the two.
+type slotPlan struct {
+	group    []groupTerm
+	groupIDF float64
+	phrases  []phrasePlan
+	// matched reports whether any candidate contains any term.
+	matched bool
+}
+
+type groupTerm struct {
+	term   string
+	weight float64
+	ident  bool
+	list   []posting
+}
+
+type phrasePlan struct {
+	weight float64
+	terms  []string
+	idfs   []float64
+	lists  [][]posting
+}
+
+// plan resolves a slot's terms against the candidates.
+func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
+	var p slotPlan
+	n := float64(c.n)
+	df := func(t string) ([]posting, float64) {
+		list := r.idx.list(t)
+		if len(list) == 0 {
+			return nil, 0
+		}
+		return list, float64(c.df(t, list))
+	}
+	// The highest document frequency among the words the query used, and
+	// among all one-word alternatives.
+	var usedDF, anyDF float64
+	seen := make(map[string]bool)
+	for _, alt := range sl.alts {
+		if len(alt.terms) != 1 {
+			continue
+		}
+		t := alt.terms[0]
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		list, f := df(t)
+		if f <= 0 {
+			continue
+		}
+		p.group = append(p.group, groupTerm{term: t, weight: alt.weight, ident: alt.ident, list: list})
+		anyDF = max(anyDF, f)
+		if alt.weight == 1 {
+			usedDF = max(usedDF, f)
+		}
+	}
+	switch {
+	case usedDF > 0:
+		p.groupIDF = bm25IDF(n, usedDF)
+	case anyDF > 0:
+		p.groupIDF = bm25IDF(n, anyDF)
+	}
+	// Several-word alternatives the query did not use get at most the idf
+	// of the words it did use.
+	limit := p.groupIDF
+	for _, alt := range sl.alts {
+		if len(alt.terms) < 2 || alt.weight != 1 {
+			continue
+		}
+		for _, t := range alt.terms {
+			if _, f := df(t); f > 0 {
+				limit = max(limit, bm25IDF(n, f))
+			}
+		}
+	}
+	for _, alt := range sl.alts {
+		if len(alt.terms) < 2 {
+			continue
+		}
+		ph := phrasePlan{weight: alt.weight}
+		for _, t := range alt.terms {
+			list, f := df(t)
+			if f <= 0 {
+				continue
+			}
+			idf := bm25IDF(n, f)
+			if alt.weight < 1 && limit > 0 {
+				idf = min(idf, limit)
+			}
+			ph.terms = append(ph.terms, t)
+			ph.idfs = append(ph.idfs, idf)
+			ph.lists = append(ph.lists, list)
+		}
+		if len(ph.terms) > 0 {
+			p.phrases = append(p.phrases, ph)
+		}
+	}
+	p.matched = len(p.group) > 0 || len(p.phrases) > 0
+	return p
+}
