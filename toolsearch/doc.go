@@ -1,0 +1,12 @@
+// Package toolsearch provides tool_search, the model-facing tool that finds
+// tools on the shelf and loads them.
+//
+// tool_search behaves like the reference implementation's: a static
+// description that never lists tools or servers (so it never changes the
+// cached prompt), a query and an optional limit (default 8), candidates that
+// are the registry's deferred and codemode tools not yet active, and
+// additive activation of every match, which the agent loop declares to the
+// model before its next request. The ranking comes from whichever
+// [search.Ranker] the [Searcher] is given; the index follows the registry
+// incrementally.
+package toolsearch

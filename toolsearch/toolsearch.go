@@ -1,0 +1,274 @@
+package toolsearch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/toolshelf/toolshelf/search"
+	"github.com/toolshelf/toolshelf/tool"
+)
+
+// Name is the tool's name.
+const Name = "tool_search"
+
+// DefaultLimit is how many tools a search loads at most when the model does
+// not say.
+const DefaultLimit = 8
+
+// Description is the tool's static description. It lists no tools and no
+// servers, so it stays byte-identical while servers connect and tools come
+// and go.
+const Description = "# Tool discovery\n\n" +
+	"Searches over deferred tool metadata with BM25 and exposes matching tools for the next model call.\n\n" +
+	"Some of the tools, such as tools of MCP servers, may not have been provided to you upfront, " +
+	"and you should use this tool (`tool_search`) to search for the required tools. " +
+	"For MCP tool discovery, always use `tool_search`."
+
+// PromptSnippet is the one-line summary for a system prompt's tool list.
+const PromptSnippet = "Search for tools that are not loaded yet and load the matches"
+
+// Parameters is the tool's JSON Schema.
+const Parameters = `{"type":"object","properties":{` +
+	`"query":{"type":"string","description":"Search query for deferred tools."},` +
+	`"limit":{"type":"number","description":"Maximum number of tools to return. Defaults to 8."}},` +
+	`"required":["query"]}`
+
+// NoMatches is the result text of a search that loads nothing.
+const NoMatches = "No matching tools found."
+
+// Searcher searches a registry's shelf with a ranker and loads the matches.
+// It keeps the ranker's index in step with the registry: before each search
+// it indexes the tools registered or re-registered since the last one, so
+// the cost of following the registry is proportional to its changes. It is
+// safe for concurrent use.
+type Searcher struct {
+	reg    *tool.Registry
+	ranker search.Ranker
+
+	mu      sync.Mutex // guards rev and indexed, and serialises index updates
+	rev     uint64
+	indexed map[string]bool
+}
+
+// New returns a Searcher over reg's deferred and codemode tools, ranked by
+// ranker (which should be empty: the Searcher fills it).
+func New(reg *tool.Registry, ranker search.Ranker) *Searcher {
+	return &Searcher{reg: reg, ranker: ranker, indexed: make(map[string]bool)}
+}
+
+// Ranker returns the ranker the Searcher uses.
+func (s *Searcher) Ranker() search.Ranker { return s.ranker }
+
+// Document returns the search document of a tool.
+func Document(t tool.Tool) search.Document {
+	d := search.Document{
+		Name:        t.Name,
+		Description: t.Description,
+		Parameters:  t.Parameters,
+	}
+	if t.Origin.Tool != t.Name {
+		d.OriginalName = t.Origin.Tool
+	}
+	if t.Namespace != nil {
+		d.Namespace = search.Namespace{Name: t.Namespace.Name, Description: t.Namespace.Description,
+			Instructions: t.Namespace.Instructions}
+	}
+	return d
+}
+
+// Sync brings the index up to date with the registry. Search calls it; call
+// it directly to pay the indexing cost ahead of the first search.
+func (s *Searcher) Sync() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed, rev := s.reg.ChangedSince(s.rev)
+	s.rev = rev
+	var add []search.Document
+	var remove []string
+	for _, t := range changed {
+		switch {
+		case t.Exposure.Loadable():
+			add = append(add, Document(t))
+			s.indexed[t.Name] = true
+		case s.indexed[t.Name]:
+			remove = append(remove, t.Name)
+			delete(s.indexed, t.Name)
+		}
+	}
+	if len(remove) > 0 {
+		s.ranker.Remove(remove...)
+	}
+	if len(add) > 0 {
+		s.ranker.Add(add...)
+	}
+}
+
+// Outcome is what one search did.
+type Outcome struct {
+	// Hits are the ranked matches, best first.
+	Hits []search.Hit
+	// Loaded lists the tools the search activated.
+	Loaded []string
+	// Hint explains an empty result, when the ranker can.
+	Hint *search.Hint
+}
+
+// ErrEmptyQuery and ErrBadLimit report invalid arguments.
+var (
+	ErrEmptyQuery = errors.New("query must not be empty")
+	ErrBadLimit   = errors.New("limit must be a positive integer")
+)
+
+// Find ranks the shelf's candidates (loadable tools that are not active)
+// for query, without loading anything.
+func (s *Searcher) Find(query string, limit int) (Outcome, error) {
+	if strings.TrimSpace(query) == "" {
+		return Outcome{}, ErrEmptyQuery
+	}
+	if limit <= 0 {
+		return Outcome{}, ErrBadLimit
+	}
+	s.Sync()
+	var exclude []string
+	for _, name := range s.reg.ActiveNames() {
+		if s.isIndexed(name) {
+			exclude = append(exclude, name)
+		}
+	}
+	res := s.ranker.Search(search.Query{Text: query, Limit: limit, Exclude: exclude})
+	return Outcome{Hits: res.Hits, Hint: res.Hint}, nil
+}
+
+func (s *Searcher) isIndexed(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.indexed[name]
+}
+
+// Search ranks the candidates for query and activates every hit,
+// additively, so the next request declares them.
+func (s *Searcher) Search(query string, limit int) (Outcome, error) {
+	out, err := s.Find(query, limit)
+	if err != nil || len(out.Hits) == 0 {
+		return out, err
+	}
+	names := make([]string, len(out.Hits))
+	for i, h := range out.Hits {
+		names[i] = h.Name
+	}
+	s.reg.Activate(names...)
+	out.Loaded = names
+	return out, nil
+}
+
+// Details is the model-invisible part of a tool_search result.
+type Details struct {
+	// Loaded lists the tools the call loaded.
+	Loaded []string `json:"loaded"`
+}
+
+// Tool returns the tool_search tool, bound to this Searcher. Register it in
+// the Searcher's registry. Like the reference's, it is model-only and
+// inactive until activated by name.
+func (s *Searcher) Tool() tool.Tool {
+	return tool.Tool{
+		Name:          Name,
+		Description:   Description,
+		Parameters:    json.RawMessage(Parameters),
+		Exposure:      tool.ModelOnly,
+		StartInactive: true,
+		Handler:       &handler{s: s},
+	}
+}
+
+// Is reports whether t is a tool_search tool made by [Searcher.Tool], not
+// merely a tool of the same name.
+func Is(t tool.Tool) bool {
+	_, ok := t.Handler.(*handler)
+	return ok && t.Name == Name
+}
+
+type handler struct{ s *Searcher }
+
+type args struct {
+	Query *string         `json:"query"`
+	Limit json.RawMessage `json:"limit"`
+}
+
+// Call runs one search. Invalid arguments and empty results are reported
+// to the model in the result text; Call itself fails only when ctx is done.
+func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var a args
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return tool.ErrorResult("arguments must be a JSON object with a string \"query\""), nil
+	}
+	if a.Query == nil {
+		return tool.ErrorResult(ErrEmptyQuery.Error()), nil
+	}
+	limit, err := parseLimit(a.Limit)
+	if err != nil {
+		return tool.ErrorResult(err.Error()), nil
+	}
+	out, err := h.s.Search(*a.Query, limit)
+	if err != nil {
+		return tool.ErrorResult(err.Error()), nil
+	}
+	res := tool.TextResult(ResultText(h.s.reg, out))
+	res.Details = Details{Loaded: out.Loaded}
+	return res, nil
+}
+
+// parseLimit reads the optional limit: absent or null means DefaultLimit;
+// anything but a positive integral number is an error.
+func parseLimit(raw json.RawMessage) (int, error) {
+	if len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return DefaultLimit, nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || f <= 0 || f != math.Trunc(f) || f > math.MaxInt32 {
+		return 0, ErrBadLimit
+	}
+	return int(f), nil
+}
+
+// ResultText renders an outcome for the model: "No matching tools found."
+// (followed by the hint, if any), or "Loaded <n> tool(s). They are
+// available from your next call:" and one line per tool with the first line
+// of its description.
+func ResultText(reg *tool.Registry, out Outcome) string {
+	if len(out.Loaded) == 0 {
+		if hint := out.Hint.String(); hint != "" {
+			return NoMatches + "\n" + hint
+		}
+		return NoMatches
+	}
+	var b strings.Builder
+	plural := "s"
+	if len(out.Loaded) == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(&b, "Loaded %d tool%s. They are available from your next call:", len(out.Loaded), plural)
+	for _, name := range out.Loaded {
+		t, _ := reg.Get(name)
+		fmt.Fprintf(&b, "\n- %s: %s", name, FirstLine(t.Description))
+	}
+	return b.String()
+}
+
+// FirstLine returns the first line of the trimmed text.
+func FirstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSuffix(s[:i], "\r")
+	}
+	return s
+}
