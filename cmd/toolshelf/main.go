@@ -1,0 +1,18 @@
+// Command toolshelf is the toolshelf command line: search and evaluate the
+// tool shelf. Run "toolshelf help" for the commands.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+
+	"github.com/toolshelf/toolshelf/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,13 @@
+// Package eval measures tool retrieval: it runs labeled queries against a
+// ranker over a shelf of tools and reports recall@k, MRR@10 and nDCG@10,
+// overall, per language and per query kind.
+//
+// Labeled queries are JSON Lines:
+//
+//	{"id": "q17", "query": "open a new ticket for the login bug", "lang": "en",
+//	 "kind": "synonym", "relevant": [{"server": "github", "tool": "create_issue"}]}
+//
+// recall@k here is the share of queries with at least one relevant tool among
+// the first k hits, the measure of whether a search that loads k tools gives
+// the model a tool that does the job.
+package eval

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// env is what a command needs from its process.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// usageError marks errors in how a command was invoked (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// Main runs the toolshelf command line with args (without the program name)
+// and returns the process exit status: 0 on success, 1 when the command
+// failed, 2 when it was invoked wrongly.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "toolshelf: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsageError(err) {
+		fmt.Fprintln(stderr, "Run 'toolshelf help' for usage.")
+		return 2
+	}
+	return 1
+}
+
+// isCobraUsageError recognises cobra's own flag and argument errors.
+func isCobraUsageError(err error) bool {
+	var fe *flagError
+	return errors.As(err, &fe)
+}
+
+// flagError wraps flag-parsing errors so Main can tell them apart.
+type flagError struct{ err error }
+
+func (e *flagError) Error() string { return e.err.Error() }
+func (e *flagError) Unwrap() error { return e.err }
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "toolshelf",
+		Short: "On-demand tool loading that never breaks the prompt cache",
+		Long: `toolshelf keeps tools on a shelf: registered and searchable, but not declared to
+the model until it loads them. Its commands search and evaluate the shelf; without
+--catalog they use the built-in catalog of 1,564 real MCP tools.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cmd.Help()
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &flagError{err} })
+	root.AddCommand(newSearchCmd(e), newEvalCmd(e))
+	return root
+}
+
+// noArgs rejects positional arguments as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if err := cobra.NoArgs(cmd, args); err != nil {
+		return usageError{err}
+	}
+	return nil
+}

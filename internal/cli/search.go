@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolshelf/toolshelf/search"
+	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
+)
+
+// rankerFlags are the flags that choose and configure a ranker.
+type rankerFlags struct {
+	ranker   string
+	synonyms string
+}
+
+func (f *rankerFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.ranker, "ranker", search.ModeToolshelf, "ranking mode: toolshelf (default) or pi (the reference BM25)")
+	cmd.Flags().StringVar(&f.synonyms, "synonyms", "", "file of extra synonym groups for the toolshelf ranker: one group per line, forms separated by commas")
+}
+
+// newRanker builds an empty ranker of the given mode.
+func (f *rankerFlags) newRanker(mode string) (search.Ranker, error) {
+	var opts search.Options
+	if f.synonyms != "" {
+		file, err := os.Open(f.synonyms)
+		if err != nil {
+			return nil, usagef("--synonyms: %v", err)
+		}
+		defer file.Close()
+		groups, err := search.ParseSynonyms(file)
+		if err != nil {
+			return nil, usagef("--synonyms %s: %v", f.synonyms, err)
+		}
+		opts.Synonyms = groups
+	}
+	r, err := search.New(mode, &opts)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return r, nil
+}
+
+func newSearchCmd(e *env) *cobra.Command {
+	var (
+		catalogs []string
+		limit    int
+		asJSON   bool
+		explain  []string
+		rf       rankerFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "search [flags] QUERY",
+		Short: "Search the shelf for tools",
+		Long: `Search ranks the tools of the catalogs (by default the built-in catalog of 1,564
+real MCP tools) for a query, the way the model's tool_search would.
+
+Query syntax of the default ranker: free text in English, Chinese, Japanese or
+Korean; a tool name (create_issue, mcp__github__create_issue) puts that tool first;
+select:a,b lists exactly the named tools; +word requires a word in every hit.`,
+		Example: `  toolshelf search "create issue github"
+  toolshelf search --limit 3 --json "k8s pod logs"
+  toolshelf search --ranker pi "open a pull request"
+  toolshelf search --catalog ./my-servers "send a slack message"`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("search needs a QUERY, e.g. toolshelf search \"create issue github\"")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit <= 0 {
+				return usagef("--limit must be a positive integer, got %d", limit)
+			}
+			query := strings.Join(args, " ")
+			ranker, err := rf.newRanker(rf.ranker)
+			if err != nil {
+				return err
+			}
+			reg, err := loadShelf(e, catalogs)
+			if err != nil {
+				return err
+			}
+			out, err := toolsearch.New(reg, ranker).Find(query, limit)
+			if err != nil {
+				return usageError{err}
+			}
+			if asJSON {
+				return writeSearchJSON(e, reg, ranker.Name(), query, out)
+			}
+			writeSearchText(e, reg, out)
+			if len(explain) > 0 {
+				ex, ok := ranker.(interface {
+					Explain(search.Query, string) string
+				})
+				if !ok {
+					return usagef("--explain works with the toolshelf ranker only")
+				}
+				for _, name := range explain {
+					fmt.Fprintf(e.stdout, "\n%s:\n%s", name, ex.Explain(search.Query{Text: query, Limit: limit}, name))
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&catalogs, "catalog", nil, "catalog file or folder of *.json files (repeatable; default: the built-in catalog)")
+	cmd.Flags().IntVar(&limit, "limit", toolsearch.DefaultLimit, "most tools to list")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringArrayVar(&explain, "explain", nil, "show how the score of the named tool comes about (repeatable)")
+	rf.register(cmd)
+	return cmd
+}
+
+func writeSearchText(e *env, reg *tool.Registry, out toolsearch.Outcome) {
+	if len(out.Hits) == 0 {
+		fmt.Fprintln(e.stdout, toolsearch.NoMatches)
+		if h := out.Hint.String(); h != "" {
+			fmt.Fprintln(e.stdout, h)
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for i, h := range out.Hits {
+		t, _ := reg.Get(h.Name)
+		score := fmt.Sprintf("%.3f", h.Score)
+		if h.Exact {
+			score = "exact"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, h.Name, score, truncate(toolsearch.FirstLine(t.Description), 90))
+	}
+	tw.Flush()
+}
+
+// searchHitJSON is one hit of `search --json`.
+type searchHitJSON struct {
+	Rank        int     `json:"rank"`
+	Name        string  `json:"name"`
+	Server      string  `json:"server,omitempty"`
+	Tool        string  `json:"tool,omitempty"`
+	Score       float64 `json:"score"`
+	Exact       bool    `json:"exact,omitempty"`
+	Description string  `json:"description"`
+}
+
+func writeSearchJSON(e *env, reg *tool.Registry, ranker, query string, out toolsearch.Outcome) error {
+	hits := make([]searchHitJSON, len(out.Hits))
+	for i, h := range out.Hits {
+		t, _ := reg.Get(h.Name)
+		hits[i] = searchHitJSON{Rank: i + 1, Name: h.Name, Server: t.Origin.Server, Tool: t.Origin.Tool,
+			Score: h.Score, Exact: h.Exact, Description: toolsearch.FirstLine(t.Description)}
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Query  string          `json:"query"`
+		Ranker string          `json:"ranker"`
+		Hits   []searchHitJSON `json:"hits"`
+		Hint   *search.Hint    `json:"hint,omitempty"`
+	}{query, ranker, hits, out.Hint})
+}
+
+// truncate shortens s to at most n runes, marking a cut with "…".
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}

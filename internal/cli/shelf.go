@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/toolshelf/toolshelf/catalog"
+	"github.com/toolshelf/toolshelf/catalog/builtin"
+	"github.com/toolshelf/toolshelf/tool"
+)
+
+// loadShelf registers the tools of the given catalog files and folders, or
+// of the built-in catalog when there are none, as deferred tools. Problems
+// with single tools or files are reported on stderr as warnings; loading
+// fails only when no tool could be loaded.
+func loadShelf(e *env, paths []string) (*tool.Registry, error) {
+	reg := tool.NewRegistry()
+	namer := tool.NewNamer()
+	var err error
+	if len(paths) == 0 {
+		err = builtin.Load(reg, namer)
+	} else {
+		var servers []*catalog.Server
+		var errs []error
+		for _, p := range paths {
+			ss, err := catalog.ReadPath(p)
+			servers = append(servers, ss...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		errs = append(errs, catalog.Register(reg, namer, tool.Deferred, servers...))
+		err = errors.Join(errs...)
+	}
+	if err != nil {
+		for _, p := range flatten(err) {
+			fmt.Fprintf(e.stderr, "toolshelf: warning: %v\n", p)
+		}
+	}
+	if reg.Len() == 0 {
+		return nil, fmt.Errorf("no tools loaded from %v: fix the catalog files above or pass --catalog with a catalog file or folder", paths)
+	}
+	return reg, nil
+}
+
+// flatten lists the leaves of joined errors.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
