@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Fields of a toolshelf document.
@@ -97,18 +98,25 @@ type BM25F struct {
 	// query spelled out, which count twice as much in the parameters.
 	weight, identWeight [maxFields]float64
 
-	mu       sync.RWMutex // guards the fields below
-	idx      *postings
-	docs     []docMeta          // by slot
-	exact    map[string][]int32 // normalised names → slots
-	products map[string]int     // product terms → number of documents
-	scr      scratchPool
+	// lastNorms caches the length-normalisation table of the last search;
+	// scr recycles scratch buffers. Both are safe for concurrent use.
+	lastNorms atomic.Pointer[norms]
+	scr       scratchPool
+
+	mu        sync.RWMutex // guards the fields below
+	idx       *postings
+	docs      []docMeta          // by slot
+	exact     map[string][]int32 // normalised names → slots
+	nameWords map[string][]int32 // words of normalised names → slots, for hints
+	shortKeys map[string][]int32 // normalised names without server prefix → slots, for hints
+	products  map[string]int     // product terms → number of documents
 }
 
 // docMeta is what the ranker keeps about a document besides its postings.
 type docMeta struct {
 	display string   // the name shown in hints
 	keys    []string // exact-name keys
+	short   string   // the normalised name without server prefix, for hints
 	product string   // the server's product term
 }
 
@@ -151,6 +159,8 @@ func NewBM25F(opts *Options) (*BM25F, error) {
 		synWeight:   o.SynonymWeight,
 		idx:         newPostings(),
 		exact:       make(map[string][]int32),
+		nameWords:   make(map[string][]int32),
+		shortKeys:   make(map[string][]int32),
 		products:    make(map[string]int),
 	}, nil
 }
@@ -181,10 +191,13 @@ func (r *BM25F) analyze(d Document) analyzed {
 	if len(d.Parameters) > 0 {
 		if schema, err := parseSchema(d.Parameters); err == nil {
 			fields[fieldParams] = r.schemaTerms(schema, 0, nil)
+			for _, op := range operations(schema) {
+				fields[fieldName] = r.an.fieldTerms(op, fields[fieldName])
+			}
 		}
 	}
 	fields[fieldServer] = r.an.fieldTerms(server, nil)
-	fields[fieldNSText] = r.an.fieldTerms(d.Namespace.Description+"\n"+d.Namespace.Instructions, nil)
+	fields[fieldNSText] = r.an.fieldTerms(d.Namespace.Description, nil)
 
 	keys := []string{normName(d.Name)}
 	if d.OriginalName != "" {
@@ -194,7 +207,8 @@ func (r *BM25F) analyze(d Document) analyzed {
 		}
 	}
 	keys = dedupe(keys)
-	return analyzed{fields: fields, meta: docMeta{display: d.Name, keys: keys, product: r.an.productOf(server)}}
+	return analyzed{fields: fields, meta: docMeta{display: d.Name, keys: keys, short: normName(short),
+		product: r.an.productOf(server)}}
 }
 
 // splitLead returns a description's first sentence (or line) and the rest.
@@ -210,6 +224,52 @@ func splitLead(desc string) (lead, body string) {
 		}
 	}
 	return desc[:cut], desc[cut:]
+}
+
+// operationVerbs are the verbs that mark a parameter as the operation
+// selector of a multi-purpose tool.
+var operationVerbs = makeSet(`add apply approve archive assign cancel close copy create delete deploy
+describe disable download edit enable execute get list lock merge move open patch post query read remove
+rename reply restart restore run scale search send set start stop unlock update upload write`)
+
+// maxOperations bounds the enum of an operation selector.
+const maxOperations = 12
+
+// operations returns the operations a multi-purpose tool offers: the values
+// of a required top-level parameter whose small string enum names actions
+// (issue_write's method: create, update). They are as much the tool's
+// name as the name itself.
+func operations(schema *node) []string {
+	required := schema.get("required")
+	props := schema.get("properties")
+	if required == nil || required.kind != 'a' || props == nil || props.kind != 'o' {
+		return nil
+	}
+	var ops []string
+	for _, req := range required.elems {
+		if req.kind != 's' {
+			continue
+		}
+		enum := props.get(req.str).get("enum")
+		if enum == nil || enum.kind != 'a' || len(enum.elems) > maxOperations {
+			continue
+		}
+		var values []string
+		verb := false
+		for _, v := range enum.elems {
+			if v.kind != 's' {
+				continue
+			}
+			values = append(values, v.str)
+			for _, p := range splitIdentifier(v.str) {
+				verb = verb || operationVerbs[p]
+			}
+		}
+		if verb {
+			ops = append(ops, values...)
+		}
+	}
+	return ops
 }
 
 // schemaTerms collects the searchable text of a JSON Schema: property
@@ -267,33 +327,60 @@ func (r *BM25F) Add(docs ...Document) {
 	defer r.mu.Unlock()
 	for i, d := range docs {
 		if old, ok := r.idx.byName[d.Name]; ok {
-			r.dropKeys(old)
+			r.dropMeta(old)
 		}
 		slot := r.idx.add(d.Name, as[i].fields)
 		for int(slot) >= len(r.docs) {
 			r.docs = append(r.docs, docMeta{})
 		}
-		r.docs[slot] = as[i].meta
-		for _, k := range as[i].meta.keys {
+		meta := as[i].meta
+		r.docs[slot] = meta
+		for _, k := range meta.keys {
 			r.exact[k] = append(r.exact[k], slot)
 		}
-		if p := as[i].meta.product; p != "" {
-			r.products[p]++
+		for _, w := range meta.words() {
+			r.nameWords[w] = append(r.nameWords[w], slot)
+		}
+		r.shortKeys[meta.short] = append(r.shortKeys[meta.short], slot)
+		if meta.product != "" {
+			r.products[meta.product]++
 		}
 	}
 }
 
-// dropKeys removes a slot's exact-name keys.
-func (r *BM25F) dropKeys(slot int32) {
-	for _, k := range r.docs[slot].keys {
-		list := slices.DeleteFunc(r.exact[k], func(s int32) bool { return s == slot })
-		if len(list) == 0 {
-			delete(r.exact, k)
-		} else {
-			r.exact[k] = list
+// words returns the distinct words, longer than two characters, of a
+// document's exact-name keys.
+func (m docMeta) words() []string {
+	var out []string
+	for _, k := range m.keys {
+		for _, w := range strings.Split(k, "_") {
+			if len(w) > 2 && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
 		}
 	}
-	if p := r.docs[slot].product; p != "" {
+	return out
+}
+
+// dropMeta removes a slot's exact-name keys, name words and product.
+func (r *BM25F) dropMeta(slot int32) {
+	drop := func(m map[string][]int32, k string) {
+		list := slices.DeleteFunc(m[k], func(s int32) bool { return s == slot })
+		if len(list) == 0 {
+			delete(m, k)
+		} else {
+			m[k] = list
+		}
+	}
+	meta := r.docs[slot]
+	for _, k := range meta.keys {
+		drop(r.exact, k)
+	}
+	for _, w := range meta.words() {
+		drop(r.nameWords, w)
+	}
+	drop(r.shortKeys, meta.short)
+	if p := meta.product; p != "" {
 		if r.products[p]--; r.products[p] <= 0 {
 			delete(r.products, p)
 		}
@@ -307,7 +394,7 @@ func (r *BM25F) Remove(names ...string) {
 	defer r.mu.Unlock()
 	for _, n := range names {
 		if slot, ok := r.idx.byName[n]; ok {
-			r.dropKeys(slot)
+			r.dropMeta(slot)
 			r.idx.remove(n)
 		}
 	}
@@ -385,40 +472,23 @@ func compareSeq(p *postings, a, b int32) int {
 // documents in s.touched. It returns, per slot, whether any candidate
 // contains any of its terms.
 func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
-	idx := r.idx
 	matchedAny := make([]bool, len(slots))
 	if c.n <= 0 {
 		return matchedAny
 	}
-	avg := c.avgLens()
+	lens := r.idx.lens
+	nm := r.normsFor(c)
 	var required uint64
 	var slotDocs []int32
-	// accumulate adds f(posting) to s.alt for every candidate posting;
-	// keep then records weight × value(d) as the document's slot score
-	// when it beats the best alternative so far, and resets s.alt.
-	accumulate := func(list []posting, f func(p *posting) float64) {
-		for i := range list {
-			p := &list[i]
-			if c.mask[p.slot] {
-				continue
+	// keep records v as document d's slot score when it beats the best
+	// alternative so far.
+	keep := func(d int32, v float64) {
+		if v > s.slotMax[d] {
+			if s.slotMax[d] == 0 {
+				slotDocs = append(slotDocs, d)
 			}
-			if s.alt[p.slot] == 0 {
-				s.altSeen = append(s.altSeen, p.slot)
-			}
-			s.alt[p.slot] += f(p)
+			s.slotMax[d] = v
 		}
-	}
-	keep := func(weight float64, value func(d int32) float64) {
-		for _, d := range s.altSeen {
-			if v := weight * value(d); v > s.slotMax[d] {
-				if s.slotMax[d] == 0 {
-					slotDocs = append(slotDocs, d)
-				}
-				s.slotMax[d] = v
-			}
-			s.alt[d] = 0
-		}
-		s.altSeen = s.altSeen[:0]
 	}
 	for si, sl := range slots {
 		bit := uint64(1) << si
@@ -428,21 +498,46 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 		plan := r.plan(sl, c)
 		matchedAny[si] = plan.matched
 		slotDocs = slotDocs[:0]
+		// The one-word alternatives add up their weighted frequencies
+		// in s.alt, then saturate once.
 		for _, g := range plan.group {
 			w := r.fieldWeights(g.ident)
-			accumulate(g.list, func(p *posting) float64 {
-				return g.weight * weightedTF(w, &p.tf, &idx.slots[p.slot].lens, &avg)
-			})
+			for i := range g.list {
+				p := &g.list[i]
+				if c.mask[p.slot] {
+					continue
+				}
+				if s.alt[p.slot] == 0 {
+					s.altSeen = append(s.altSeen, p.slot)
+				}
+				s.alt[p.slot] += g.weight * weightedTF(w, &p.tf, &lens[p.slot], nm)
+			}
 		}
-		keep(1, func(d int32) float64 { return saturate(plan.groupIDF, s.alt[d]) })
+		for _, d := range s.altSeen {
+			keep(d, saturate(plan.groupIDF, s.alt[d]))
+			s.alt[d] = 0
+		}
+		s.altSeen = s.altSeen[:0]
+		// Each several-word alternative sums its words' scores.
 		for _, ph := range plan.phrases {
 			for i, list := range ph.lists {
 				idf := ph.idfs[i]
-				accumulate(list, func(p *posting) float64 {
-					return saturate(idf, weightedTF(&r.weight, &p.tf, &idx.slots[p.slot].lens, &avg))
-				})
+				for j := range list {
+					p := &list[j]
+					if c.mask[p.slot] {
+						continue
+					}
+					if s.alt[p.slot] == 0 {
+						s.altSeen = append(s.altSeen, p.slot)
+					}
+					s.alt[p.slot] += saturate(idf, weightedTF(&r.weight, &p.tf, &lens[p.slot], nm))
+				}
 			}
-			keep(ph.weight, func(d int32) float64 { return s.alt[d] })
+			for _, d := range s.altSeen {
+				keep(d, ph.weight*s.alt[d])
+				s.alt[d] = 0
+			}
+			s.altSeen = s.altSeen[:0]
 		}
 		for _, d := range slotDocs {
 			if s.flags[d] == 0 {
@@ -508,8 +603,8 @@ func (r *BM25F) Explain(q Query, name string) string {
 	if c.mask[slot] {
 		return fmt.Sprintf("%s is excluded\n", name)
 	}
-	avg := c.avgLens()
-	lens := &r.idx.slots[slot].lens
+	nm := r.normsFor(&c)
+	lens := &r.idx.lens[slot]
 	tfOf := func(list []posting) *[maxFields]uint16 {
 		for i := range list {
 			if list[i].slot == slot {
@@ -527,7 +622,7 @@ func (r *BM25F) Explain(q Query, name string) string {
 		var parts []string
 		for _, g := range plan.group {
 			if tf := tfOf(g.list); tf != nil {
-				tfw += g.weight * weightedTF(r.fieldWeights(g.ident), tf, lens, &avg)
+				tfw += g.weight * weightedTF(r.fieldWeights(g.ident), tf, lens, nm)
 				parts = append(parts, fmt.Sprintf("%s×%.1f%v", g.term, g.weight, tf[:numFields]))
 			}
 		}
@@ -540,7 +635,7 @@ func (r *BM25F) Explain(q Query, name string) string {
 			parts = parts[:0]
 			for i, list := range ph.lists {
 				if tf := tfOf(list); tf != nil {
-					v += saturate(ph.idfs[i], weightedTF(&r.weight, tf, lens, &avg))
+					v += saturate(ph.idfs[i], weightedTF(&r.weight, tf, lens, nm))
 					parts = append(parts, fmt.Sprintf("%s%v", ph.terms[i], tf[:numFields]))
 				}
 			}
@@ -555,15 +650,56 @@ func (r *BM25F) Explain(q Query, name string) string {
 	return b.String()
 }
 
+// normTableLen is the field length below which the length normalisation is
+// looked up rather than computed.
+const normTableLen = 512
+
+// norms are the length-normalisation factors of one search: for each field
+// and length, 1 / (1 - b + b × length / average length), tabulated for the
+// common lengths. Tables depend only on the average lengths, so searches
+// over the same candidates share one.
+type norms struct {
+	avg       [maxFields]float64
+	oneMinusB [maxFields]float64
+	bOverAvg  [maxFields]float64
+	inv       [maxFields][normTableLen]float64
+}
+
+// normsFor returns the factors for the candidates' average lengths,
+// reusing the last table when they have not changed.
+func (r *BM25F) normsFor(c *candidates) *norms {
+	var avg [maxFields]float64
+	for f := range numFields {
+		avg[f] = c.avgLen(f)
+	}
+	if nm := r.lastNorms.Load(); nm != nil && nm.avg == avg {
+		return nm
+	}
+	nm := &norms{avg: avg}
+	for f := range numFields {
+		nm.oneMinusB[f] = 1 - fieldB[f]
+		nm.bOverAvg[f] = fieldB[f] / avg[f]
+		for l := range normTableLen {
+			nm.inv[f][l] = 1 / (nm.oneMinusB[f] + nm.bOverAvg[f]*float64(l))
+		}
+	}
+	r.lastNorms.Store(nm)
+	return nm
+}
+
 // weightedTF is BM25F's pseudo term frequency: the field frequencies,
 // each weighted and normalised by the field's length relative to its
 // average.
-func weightedTF(weight *[maxFields]float64, tf *[maxFields]uint16, lens *[maxFields]uint32, avg *[maxFields]float64) float64 {
+func weightedTF(weight *[maxFields]float64, tf *[maxFields]uint16, lens *[maxFields]uint32, nm *norms) float64 {
 	var tfw float64
 	for f := range numFields {
-		if tf[f] > 0 {
-			norm := 1 - fieldB[f] + fieldB[f]*float64(lens[f])/avg[f]
-			tfw += weight[f] * float64(tf[f]) / norm
+		if tf[f] == 0 {
+			continue
+		}
+		if l := lens[f]; l < normTableLen {
+			tfw += weight[f] * float64(tf[f]) * nm.inv[f][l]
+		} else {
+			tfw += weight[f] * float64(tf[f]) / (nm.oneMinusB[f] + nm.bOverAvg[f]*float64(l))
 		}
 	}
 	return tfw

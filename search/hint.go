@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agnivade/levenshtein"
 )
@@ -34,68 +35,96 @@ func (r *BM25F) hint(slots []qslot, matchedAny []bool, c *candidates, text strin
 }
 
 // nearest returns the candidate names that look most like any of the
-// probes: by edit distance between the normalised probe and the tool's
-// names (full and server-local) or any word of them, relative to the
-// probe's length. Names further than half the probe's length are not
-// suggested.
+// probes: by edit distance, relative to the probe's length, between the
+// normalised probe and a tool's normalised name without its server prefix,
+// or between a word of the probe and a word of a tool's name (which costs more, the more so the less
+// of the probe the word covers). Names more
+// than half the probe's length away are not suggested. The cost grows with
+// the number of distinct tool names and name words, not with the catalog's
+// text; length and letter differences prune most comparisons.
 func (r *BM25F) nearest(probes []string, c *candidates) []string {
-	if len(probes) == 0 {
-		return nil
+	type match struct {
+		key   string
+		slots []int32
+		dist  float64
 	}
-	keys := make([]string, 0, len(probes))
-	for _, p := range probes {
-		if k := normName(p); k != "" {
-			keys = append(keys, k)
+	var matches []match
+	// consider scores the keys of vocab near probe; a word of a longer
+	// probe counts less the less of the probe it covers.
+	consider := func(probe string, vocab map[string][]int32, penalty float64) {
+		n := utf8.RuneCountInString(probe)
+		if n < 3 {
+			return
 		}
-	}
-	type cand struct {
-		name string
-		dist float64
-		seq  uint64
-	}
-	var best []cand
-	for slot, meta := range r.docs {
-		d := r.idx.slots[slot]
-		if !d.live || c.mask[slot] {
-			continue
-		}
-		dist := 2.0
-		for _, k := range keys {
-			for _, dk := range meta.keys {
-				dist = min(dist, relDistance(k, dk))
-				for _, part := range strings.Split(dk, "_") {
-					if len(part) > 2 {
-						dist = min(dist, relDistance(k, part)+0.05)
-					}
-				}
+		maxDist := n / 2
+		for key, slots := range vocab {
+			if d := utf8.RuneCountInString(key) - n; d > maxDist || -d > maxDist {
+				continue
+			}
+			if bagDistance(probe, key) > maxDist {
+				continue
+			}
+			if dist := levenshtein.ComputeDistance(probe, key); dist <= maxDist {
+				matches = append(matches, match{key, slots, float64(dist)/float64(n) + penalty})
 			}
 		}
-		if dist <= 0.5 {
-			best = append(best, cand{meta.display, dist, d.seq})
+	}
+	for _, p := range probes {
+		k := normName(p)
+		consider(k, r.shortKeys, 0)
+		kn := float64(utf8.RuneCountInString(k))
+		for _, w := range strings.Split(k, "_") {
+			consider(w, r.nameWords, 0.05+0.5*(1-float64(utf8.RuneCountInString(w))/kn))
 		}
 	}
-	slices.SortFunc(best, func(a, b cand) int {
+	slices.SortFunc(matches, func(a, b match) int {
 		if x := cmp.Compare(a.dist, b.dist); x != 0 {
 			return x
 		}
-		return cmp.Compare(a.seq, b.seq)
+		return cmp.Compare(a.key, b.key)
 	})
 	var out []string
-	for _, b := range best {
-		if len(out) == maxNearest {
-			break
-		}
-		if !slices.Contains(out, b.name) {
-			out = append(out, b.name)
+	for _, m := range matches {
+		// The shortest names first: they match the probe most closely.
+		slots := slices.Clone(m.slots)
+		slices.SortFunc(slots, func(a, b int32) int {
+			if x := cmp.Compare(len(r.docs[a].display), len(r.docs[b].display)); x != 0 {
+				return x
+			}
+			return compareSeq(r.idx, a, b)
+		})
+		for _, slot := range slots {
+			if len(out) == maxNearest {
+				return out
+			}
+			if name := r.docs[slot].display; !c.mask[slot] && !slices.Contains(out, name) {
+				out = append(out, name)
+			}
 		}
 	}
 	return out
 }
 
-// relDistance is the edit distance between a and b relative to a's length.
-func relDistance(a, b string) float64 {
-	if a == "" {
-		return 2
+// bagDistance is a cheap lower bound of the edit distance of two strings:
+// the characters one has that the other lacks, counted as multisets. It
+// returns 0 (no bound) unless both are ASCII.
+func bagDistance(a, b string) int {
+	var count [utf8.RuneSelf]int32
+	for i := 0; i < len(a); i++ {
+		if a[i] >= utf8.RuneSelf {
+			return 0
+		}
+		count[a[i]]++
 	}
-	return float64(levenshtein.ComputeDistance(a, b)) / float64(len([]rune(a)))
+	matched := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] >= utf8.RuneSelf {
+			return 0
+		}
+		if count[b[i]] > 0 {
+			count[b[i]]--
+			matched++
+		}
+	}
+	return max(len(a), len(b)) - matched
 }

@@ -72,13 +72,17 @@ type segment struct {
 // Unknown characters are grouped into runs of their own.
 func (lx *lexicon) segment(run string) []segment {
 	var segs []segment
-	rs := []rune(run)
-	offs := make([]int, len(rs)+1)
-	for i, o := 0, 0; i < len(rs); i++ {
-		offs[i] = o
-		o += utf8.RuneLen(rs[i])
-		offs[i+1] = o
+	// Byte offsets come from decoding, so an invalid byte (decoded as one
+	// replacement rune) keeps its one-byte width.
+	var rs []rune
+	var offs []int
+	for o := 0; o < len(run); {
+		r, w := utf8.DecodeRuneInString(run[o:])
+		rs = append(rs, r)
+		offs = append(offs, o)
+		o += w
 	}
+	offs = append(offs, len(run))
 	unknownStart := -1
 	flushUnknown := func(end int) {
 		if unknownStart >= 0 {

@@ -195,7 +195,7 @@ func (r *PI) Search(q Query) Result {
 				continue
 			}
 			tf := float64(p.tf[0])
-			dl := float64(idx.slots[p.slot].lens[0])
+			dl := float64(idx.lens[p.slot][0])
 			if s.score[p.slot] == 0 {
 				s.touched = append(s.touched, p.slot)
 			}

@@ -21,7 +21,6 @@ type docSlot struct {
 	// seq orders documents by first insertion; it breaks score ties.
 	seq  uint64
 	live bool
-	lens [maxFields]uint32
 	// terms are the document's distinct term ids, sorted, for removal and
 	// for document frequencies under exclusion.
 	terms []int32
@@ -31,7 +30,11 @@ type docSlot struct {
 // documents with per-field term frequencies, and per-field lengths. It is
 // not safe for concurrent use; rankers guard it.
 type postings struct {
-	slots  []docSlot
+	slots []docSlot
+	// lens holds each slot's field lengths, apart from the rest of the
+	// slot so that scoring, which reads them for every posting, touches
+	// little memory.
+	lens   [][maxFields]uint32
 	byName map[string]int32
 	free   []int32
 	live   int
@@ -63,13 +66,14 @@ func (p *postings) add(name string, fields [][]string) int32 {
 		} else {
 			slot = int32(len(p.slots))
 			p.slots = append(p.slots, docSlot{})
+			p.lens = append(p.lens, [maxFields]uint32{})
 		}
 		p.byName[name] = slot
 	}
 	d := docSlot{name: name, seq: seq, live: true}
 	tfs := make(map[int32]*[maxFields]uint16)
 	for f, toks := range fields {
-		d.lens[f] = uint32(len(toks))
+		p.lens[slot][f] = uint32(len(toks))
 		p.sumLen[f] += float64(len(toks))
 		for _, tok := range toks {
 			id, ok := p.termID[tok]
@@ -126,8 +130,9 @@ func (p *postings) unindex(slot int32) {
 		}
 	}
 	for f := range maxFields {
-		p.sumLen[f] -= float64(d.lens[f])
+		p.sumLen[f] -= float64(p.lens[slot][f])
 	}
+	p.lens[slot] = [maxFields]uint32{}
 	d.terms = nil
 	d.live = false
 	p.live--
@@ -169,15 +174,6 @@ func (c *candidates) avgLen(f int) float64 {
 		return 1
 	}
 	return c.sumLen[f] / float64(c.n)
-}
-
-// avgLens returns the mean length of every field over the candidates.
-func (c *candidates) avgLens() [maxFields]float64 {
-	var avg [maxFields]float64
-	for f := range maxFields {
-		avg[f] = c.avgLen(f)
-	}
-	return avg
 }
 
 // df returns the number of candidates that contain the term.
@@ -251,7 +247,7 @@ func (p *postings) candidates(exclude []string, s *scratch) candidates {
 		c.excluded = append(c.excluded, slot)
 		c.n--
 		for f := range maxFields {
-			c.sumLen[f] -= float64(p.slots[slot].lens[f])
+			c.sumLen[f] -= float64(p.lens[slot][f])
 		}
 	}
 	return c

@@ -100,6 +100,9 @@ func (r *BM25F) parseQuery(text string) parsedQuery {
 			if dot := strings.LastIndexByte(chunk, '.'); dot > 0 {
 				chunk = chunk[:dot]
 			}
+			if chunk == "" {
+				continue
+			}
 		}
 		handle := strings.ContainsAny(chunk[:1], "#@0123456789")
 		// In key=value the key is a parameter name.

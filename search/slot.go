@@ -1,5 +1,11 @@
 package search
 
+import "slices"
+
+// commonShare is the share of candidates above which a word the query used
+// is common enough that its synonyms are not searched.
+const commonShare = 0.1
+
 // slotPlan is how one query slot scores documents, given the candidates.
 //
 // The slot's one-word alternatives (the word the query used, its
@@ -72,6 +78,12 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 	case anyDF > 0:
 		p.groupIDF = bm25IDF(n, anyDF)
 	}
+	// A word the query used that many tools contain needs no synonyms: they
+	// would add little but cost a walk over more long posting lists.
+	common := usedDF >= commonShare*n
+	if common {
+		p.group = slices.DeleteFunc(p.group, func(g groupTerm) bool { return g.weight < 1 })
+	}
 	// Several-word alternatives the query did not use get at most the idf
 	// of the words it did use.
 	limit := p.groupIDF
@@ -86,7 +98,7 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 		}
 	}
 	for _, alt := range sl.alts {
-		if len(alt.terms) < 2 {
+		if len(alt.terms) < 2 || (common && alt.weight < 1) {
 			continue
 		}
 		ph := phrasePlan{weight: alt.weight}
