@@ -285,6 +285,23 @@ func BenchmarkIndexBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkReferenceLoop measures what the reference tool_search does on
+// every query: tokenize the text of every candidate tool of the real corpus
+// (1,564 tools) and rank them by BM25 — here by building a fresh PI index
+// and searching it once. Compare with BenchmarkSearch/ranker=pi/tools=1000,
+// which analyses each tool once.
+func BenchmarkReferenceLoop(b *testing.B) {
+	docs := benchDocs(b, 1564)
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		r := search.NewPI()
+		r.Add(docs...)
+		r.Search(search.Query{Text: benchQueries[i%len(benchQueries)], Limit: 8})
+		i++
+	}
+}
+
 // BenchmarkSearch measures one search with limit 8, cycling through
 // benchQueries, and reports the median and 99th percentile latency of a
 // single Search call.
