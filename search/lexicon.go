@@ -3,7 +3,9 @@ package search
 import (
 	"bufio"
 	_ "embed"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -28,18 +30,10 @@ type lexicon struct {
 // empty right side marks function words to skip. # starts a comment.
 func parseLexicon(text string) (*lexicon, error) {
 	lx := &lexicon{entries: make(map[string][][]string)}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
+	err := tableLines(strings.NewReader(text), func(line string) error {
 		left, right, ok := strings.Cut(line, "=")
 		if !ok {
-			return nil, fmt.Errorf("line %d: want \"word ... = translation, ...\"", n)
+			return errors.New(`want "word ... = translation, ..."`)
 		}
 		var trs [][]string
 		for _, tr := range strings.Split(right, ",") {
@@ -49,14 +43,37 @@ func parseLexicon(text string) (*lexicon, error) {
 		}
 		keys := strings.Fields(left)
 		if len(keys) == 0 {
-			return nil, fmt.Errorf("line %d: no word before \"=\"", n)
+			return errors.New(`no word before "="`)
 		}
 		for _, k := range keys {
 			lx.entries[k] = append(lx.entries[k], trs...)
 			lx.maxLen = max(lx.maxLen, utf8.RuneCountInString(k))
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return lx, sc.Err()
+	return lx, nil
+}
+
+// tableLines calls fn with every line of a table file that is not blank
+// once its # comment is cut off. An error names the line.
+func tableLines(r io.Reader, fn func(line string) error) error {
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if err := fn(line); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+	}
+	return sc.Err()
 }
 
 // segment is one piece of a CJK run: a dictionary word or a stretch of

@@ -1,9 +1,8 @@
 package search
 
 import (
-	"bufio"
 	_ "embed"
-	"fmt"
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -17,15 +16,7 @@ var synonymsText string
 // the groups as written.
 func ParseSynonyms(r io.Reader) ([][]string, error) {
 	var groups [][]string
-	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
+	err := tableLines(r, func(line string) error {
 		var forms []string
 		for _, f := range strings.Split(line, ",") {
 			if f = strings.Join(strings.Fields(f), " "); f != "" {
@@ -33,11 +24,12 @@ func ParseSynonyms(r io.Reader) ([][]string, error) {
 			}
 		}
 		if len(forms) < 2 {
-			return nil, fmt.Errorf("line %d: a synonym group needs at least two forms separated by commas", n)
+			return errors.New("a synonym group needs at least two forms separated by commas")
 		}
 		groups = append(groups, forms)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return groups, nil
