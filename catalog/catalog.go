@@ -31,8 +31,11 @@ type Server struct {
 
 // Entry is one tool as its server lists it.
 type Entry struct {
-	Name        string
-	Title       string
+	// Name is the tool's name on its server.
+	Name string
+	// Title is the tool's optional display name.
+	Title string
+	// Description is what the server says the tool does.
 	Description string
 	// InputSchema is the tool's argument schema, compacted with its key
 	// order kept; an object schema without properties when the server
@@ -40,7 +43,8 @@ type Entry struct {
 	InputSchema json.RawMessage
 	// OutputSchema is the schema of structured results, if any.
 	OutputSchema json.RawMessage
-	Annotations  *tool.Annotations
+	// Annotations are the tool's MCP behaviour hints, if any.
+	Annotations *tool.Annotations
 }
 
 // Problem reports what is wrong with a catalog file or one of its tools.
@@ -56,6 +60,7 @@ type Problem struct {
 	Err error
 }
 
+// Error names the file, the tool (by position and name) and the problem.
 func (p *Problem) Error() string {
 	switch {
 	case p.Index < 0:
@@ -67,6 +72,7 @@ func (p *Problem) Error() string {
 	}
 }
 
+// Unwrap returns the underlying problem.
 func (p *Problem) Unwrap() error { return p.Err }
 
 var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

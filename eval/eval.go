@@ -103,6 +103,7 @@ func LoadQueries(path string) ([]Query, error) {
 // Shelf is the set of tools an evaluation searches: the loadable tools of a
 // registry, as search documents, with their server identities.
 type Shelf struct {
+	// Docs are the tools' search documents, in registration order.
 	Docs   []search.Document
 	byName map[tool.Origin]string
 }
@@ -157,6 +158,7 @@ type Metrics struct {
 
 // QueryResult is how one query fared.
 type QueryResult struct {
+	// ID, Lang and Kind repeat the query's.
 	ID   string `json:"id"`
 	Lang string `json:"lang"`
 	Kind string `json:"kind,omitempty"`
@@ -168,11 +170,15 @@ type QueryResult struct {
 
 // Report is one ranker's evaluation.
 type Report struct {
-	Ranker  string             `json:"ranker"`
-	Overall Metrics            `json:"overall"`
-	ByLang  map[string]Metrics `json:"by_lang"`
-	ByKind  map[string]Metrics `json:"by_kind"`
-	Queries []QueryResult      `json:"queries"`
+	// Ranker is the ranker's mode name.
+	Ranker string `json:"ranker"`
+	// Overall sums up every query.
+	Overall Metrics `json:"overall"`
+	// ByLang and ByKind sum up the queries of each language and kind.
+	ByLang map[string]Metrics `json:"by_lang"`
+	ByKind map[string]Metrics `json:"by_kind"`
+	// Queries lists how each query fared, in file order.
+	Queries []QueryResult `json:"queries"`
 }
 
 // Depth is how many hits are ranked per query: the deepest recall@k

@@ -49,8 +49,9 @@ type Change struct {
 	Registered []string
 	// Replaced lists tools whose definition was registered again.
 	Replaced []string
-	// Activated and Deactivated list changes of the active set.
-	Activated   []string
+	// Activated lists tools that joined the active set.
+	Activated []string
+	// Deactivated lists tools that left the active set.
 	Deactivated []string
 	// Pending is the pending set after the change, when it changed.
 	Pending []string

@@ -1,6 +1,3 @@
-// Package builtin embeds toolshelf's default catalog: the real tool lists of
-// 53 public MCP servers (1,564 tools). README.md in this folder says where
-// they come from.
 package builtin
 
 import (

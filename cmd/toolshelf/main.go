@@ -1,5 +1,3 @@
-// Command toolshelf is the toolshelf command line: search and evaluate the
-// tool shelf. Run "toolshelf help" for the commands.
 package main
 
 import (

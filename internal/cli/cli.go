@@ -20,7 +20,10 @@ type env struct {
 // usageError marks errors in how a command was invoked (exit status 2).
 type usageError struct{ err error }
 
+// Error returns the underlying message.
 func (e usageError) Error() string { return e.err.Error() }
+
+// Unwrap returns the underlying error.
 func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
@@ -59,7 +62,10 @@ func isCobraUsageError(err error) bool {
 // flagError wraps flag-parsing errors so Main can tell them apart.
 type flagError struct{ err error }
 
+// Error returns the flag parser's message.
 func (e *flagError) Error() string { return e.err.Error() }
+
+// Unwrap returns the flag parser's error.
 func (e *flagError) Unwrap() error { return e.err }
 
 func newRoot(e *env) *cobra.Command {

@@ -1,0 +1,5 @@
+// Package builtin embeds toolshelf's default catalog: the real tool lists of
+// 53 public MCP servers (1,564 tools), as they answered tools/list.
+// README.md in this folder says where they come from; SHA256SUMS lets a copy
+// be checked.
+package builtin
