@@ -226,8 +226,8 @@ func (a *analyzer) compound(parts []string) string {
 	return a.stem.stem(strings.Join(parts, ""))
 }
 
-// word normalises one lowercase word part: stop words and one-letter words
-// are dropped, the rest is stemmed.
+// word normalises one lowercase word part: stop words and one-letter ASCII
+// words are dropped (digits are kept), the rest is stemmed.
 func (a *analyzer) word(p string) (string, bool) {
 	if len(p) < 2 && !(len(p) == 1 && p[0] >= '0' && p[0] <= '9') {
 		return "", false

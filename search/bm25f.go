@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +16,7 @@ const (
 	fieldBody          // the rest of the description
 	fieldParams        // parameter names, descriptions and enum values
 	fieldServer        // the namespace's short name (the server)
-	fieldNSText        // the namespace's description and instructions
+	fieldNSText        // the namespace's description (instructions are not indexed)
 	numFields
 )
 
@@ -36,13 +37,14 @@ type FieldWeights struct {
 	Params float64
 	// Server is the server's name.
 	Server float64
-	// ServerText is the server's description and instructions.
+	// ServerText is the server's description. Server instructions are not
+	// indexed: they are long usage prose that mentions everything.
 	ServerText float64
 }
 
 // DefaultFieldWeights returns the default weights. The name and the server
 // say most about what a tool is and the first sentence says what it does;
-// long bodies, parameter text and server instructions mention many things
+// long bodies, parameter text and server descriptions mention many things
 // the tool does not do.
 func DefaultFieldWeights() FieldWeights {
 	return FieldWeights{Name: 3, Lead: 1.5, Body: 0.3, Params: 0.4, Server: 2, ServerText: 0.1}
@@ -65,8 +67,8 @@ type Options struct {
 	// Synonyms adds synonym groups to the built-in table; each group lists
 	// forms of one meaning, each form one or more words.
 	Synonyms [][]string
-	// SynonymWeight scales matches through a synonym; 0 means
-	// [DefaultSynonymWeight].
+	// SynonymWeight scales matches through a synonym the query did not
+	// use, above 0 and at most 1; 0 means [DefaultSynonymWeight].
 	SynonymWeight float64
 	// Fields overrides the field weights; nil means
 	// [DefaultFieldWeights].
@@ -132,8 +134,11 @@ func NewBM25F(opts *Options) (*BM25F, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.SynonymWeight == 0 {
+	switch {
+	case o.SynonymWeight == 0:
 		o.SynonymWeight = DefaultSynonymWeight
+	case o.SynonymWeight < 0 || o.SynonymWeight > 1 || math.IsNaN(o.SynonymWeight):
+		return nil, fmt.Errorf("synonym weight %v: want a number above 0 and at most 1", o.SynonymWeight)
 	}
 	lx, err := builtinTables()
 	if err != nil {
@@ -148,6 +153,11 @@ func NewBM25F(opts *Options) (*BM25F, error) {
 	fw := DefaultFieldWeights()
 	if o.Fields != nil {
 		fw = *o.Fields
+		for _, w := range fw.array() {
+			if w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
+				return nil, fmt.Errorf("field weights %+v: want finite numbers of 0 or more", fw)
+			}
+		}
 	}
 	identFW := fw
 	identFW.Params = 2 * fw.Params
@@ -190,7 +200,7 @@ func (r *BM25F) analyze(d Document) analyzed {
 	fields[fieldBody] = r.an.fieldTerms(body, nil)
 	if len(d.Parameters) > 0 {
 		if schema, err := parseSchema(d.Parameters); err == nil {
-			fields[fieldParams] = r.schemaTerms(schema, 0, nil)
+			fields[fieldParams] = r.schemaTerms(schema, nil)
 			for _, op := range operations(schema) {
 				fields[fieldName] = r.an.fieldTerms(op, fields[fieldName])
 			}
@@ -199,6 +209,7 @@ func (r *BM25F) analyze(d Document) analyzed {
 	fields[fieldServer] = r.an.fieldTerms(server, nil)
 	fields[fieldNSText] = r.an.fieldTerms(d.Namespace.Description, nil)
 
+	// Exact-name keys; a name without letters or digits has none.
 	keys := []string{normName(d.Name)}
 	if d.OriginalName != "" {
 		keys = append(keys, normName(d.OriginalName))
@@ -206,7 +217,7 @@ func (r *BM25F) analyze(d Document) analyzed {
 			keys = append(keys, normName(server+"_"+d.OriginalName))
 		}
 	}
-	keys = dedupe(keys)
+	keys = slices.DeleteFunc(dedupe(keys), func(k string) bool { return k == "" })
 	return analyzed{fields: fields, meta: docMeta{display: d.Name, keys: keys, short: normName(short),
 		product: r.an.productOf(server)}}
 }
@@ -276,8 +287,8 @@ func operations(schema *node) []string {
 // names (as identifiers), descriptions, titles and string enum values,
 // following properties, items, additionalProperties, the anyOf, oneOf and
 // allOf variants and $defs/definitions.
-func (r *BM25F) schemaTerms(n *node, depth int, out []string) []string {
-	if n == nil || n.kind != 'o' || depth > maxSchemaDepth {
+func (r *BM25F) schemaTerms(n *node, out []string) []string {
+	if n == nil || n.kind != 'o' {
 		return out
 	}
 	for _, key := range []string{"title", "description"} {
@@ -295,22 +306,22 @@ func (r *BM25F) schemaTerms(n *node, depth int, out []string) []string {
 	if props := n.get("properties"); props != nil && props.kind == 'o' {
 		for i, name := range props.keys {
 			out = r.an.fieldTerms(name, out)
-			out = r.schemaTerms(props.vals[i], depth+1, out)
+			out = r.schemaTerms(props.vals[i], out)
 		}
 	}
-	out = r.schemaTerms(n.get("items"), depth+1, out)
-	out = r.schemaTerms(n.get("additionalProperties"), depth+1, out)
+	out = r.schemaTerms(n.get("items"), out)
+	out = r.schemaTerms(n.get("additionalProperties"), out)
 	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
 		if vs := n.get(key); vs != nil && vs.kind == 'a' {
 			for _, v := range vs.elems {
-				out = r.schemaTerms(v, depth+1, out)
+				out = r.schemaTerms(v, out)
 			}
 		}
 	}
 	for _, key := range []string{"$defs", "definitions"} {
 		if defs := n.get(key); defs != nil && defs.kind == 'o' {
 			for _, v := range defs.vals {
-				out = r.schemaTerms(v, depth+1, out)
+				out = r.schemaTerms(v, out)
 			}
 		}
 	}
@@ -421,24 +432,29 @@ func (r *BM25F) Search(q Query) Result {
 	if pq.selectNames != nil {
 		return r.selectHits(pq.selectNames, &c)
 	}
+	// A query that is a tool's name lists that tool first; when the tool is
+	// already loaded there is nothing to load.
 	var exact []int32
-	for _, slot := range r.exact[pq.exactKey] {
-		if !c.mask[slot] {
-			exact = append(exact, slot)
-		}
-	}
-	slices.SortFunc(exact, func(a, b int32) int { return compareSeq(r.idx, a, b) })
-
-	matchedAny := r.score(pq.slots, &c, s)
-	if others := r.contextProducts(pq.words); len(others) > 0 {
-		for _, d := range s.touched {
-			if slices.Contains(others, r.docs[d].product) {
-				s.score[d] *= crossProductDemotion
+	var loaded []string
+	if pq.exactKey != "" {
+		for _, slot := range r.exact[pq.exactKey] {
+			if c.mask[slot] {
+				loaded = append(loaded, r.idx.slots[slot].name)
+			} else {
+				exact = append(exact, slot)
 			}
 		}
 	}
-	top := r.idx.topK(s.touched, s.score, q.Limit+len(exact))
-	hits := make([]Hit, 0, min(q.Limit, len(exact)+len(top)))
+	if len(exact) == 0 && len(loaded) > 0 {
+		return Result{Hint: &Hint{Loaded: loaded}}
+	}
+	slices.SortFunc(exact, func(a, b int32) int { return compareSeq(r.idx, a, b) })
+
+	limit := min(q.Limit, c.n) // no more hits than candidates
+	matchedAny := r.score(pq.slots, &c, s)
+	r.demoteContext(pq, s)
+	top := r.idx.topK(s.touched, s.score, limit+len(exact))
+	hits := make([]Hit, 0, min(limit, len(exact)+len(top)))
 	for _, slot := range exact {
 		hits = append(hits, Hit{Name: r.idx.slots[slot].name, Exact: true})
 	}
@@ -448,24 +464,28 @@ func (r *BM25F) Search(q Query) Result {
 		}
 		hits = append(hits, Hit{Name: r.idx.slots[slot].name, Score: s.score[slot]})
 	}
-	if len(hits) > q.Limit {
-		hits = hits[:q.Limit]
+	if len(hits) > limit {
+		hits = hits[:limit]
 	}
 	res := Result{Hits: hits}
 	if len(hits) == 0 && c.n > 0 {
-		res.Hint = r.hint(pq.slots, matchedAny, &c, q.Text)
+		res.Hint = r.hint(pq.slots, matchedAny, &c)
 	}
 	return res
 }
 
-func compareSeq(p *postings, a, b int32) int {
-	switch sa, sb := p.slots[a].seq, p.slots[b].seq; {
-	case sa < sb:
-		return -1
-	case sa > sb:
-		return 1
+// demoteContext scales down the tools of products a cross-product request
+// names only as context.
+func (r *BM25F) demoteContext(pq parsedQuery, s *scratch) {
+	others := r.contextProducts(pq.words)
+	if len(others) == 0 {
+		return
 	}
-	return 0
+	for _, d := range s.touched {
+		if slices.Contains(others, r.docs[d].product) {
+			s.score[d] *= crossProductDemotion
+		}
+	}
 }
 
 // score adds every candidate's score into s.score and lists the scored
@@ -559,29 +579,36 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 }
 
 // selectHits answers a select: query: the named tools that are candidates,
-// in the order named, each once.
+// in the order named, each once, whatever the limit.
 func (r *BM25F) selectHits(names []string, c *candidates) Result {
 	var hits []Hit
-	var unmatched []string
+	h := &Hint{}
 	for _, name := range names {
 		found := false
 		for _, slot := range r.exact[normName(name)] {
+			n := r.idx.slots[slot].name
 			if c.mask[slot] {
+				if !slices.Contains(h.Loaded, n) {
+					h.Loaded = append(h.Loaded, n)
+				}
+				found = true
 				continue
 			}
 			found = true
-			n := r.idx.slots[slot].name
 			if !slices.ContainsFunc(hits, func(h Hit) bool { return h.Name == n }) {
 				hits = append(hits, Hit{Name: n, Exact: true})
 			}
 		}
 		if !found {
-			unmatched = append(unmatched, name)
+			h.Unmatched = append(h.Unmatched, name)
 		}
 	}
 	res := Result{Hits: hits}
 	if len(hits) == 0 && c.n > 0 {
-		res.Hint = &Hint{Unmatched: unmatched, Nearest: r.nearest(unmatched, c)}
+		h.Nearest = r.nearest(h.Unmatched, c)
+		if !h.empty() {
+			res.Hint = h
+		}
 	}
 	return res
 }
@@ -614,7 +641,14 @@ func (r *BM25F) Explain(q Query, name string) string {
 		return nil
 	}
 	var b strings.Builder
+	if pq.selectNames != nil || (pq.exactKey != "" && slices.Contains(r.exact[pq.exactKey], slot)) {
+		fmt.Fprintf(&b, "%s matches the query's tool name exactly and is listed first\n", name)
+		if pq.selectNames != nil {
+			return b.String()
+		}
+	}
 	total := 0.0
+	var missing []string
 	for _, sl := range pq.slots {
 		plan := r.plan(sl, &c)
 		best, how := 0.0, ""
@@ -644,7 +678,18 @@ func (r *BM25F) Explain(q Query, name string) string {
 			}
 		}
 		total += best
+		if sl.required && best == 0 {
+			missing = append(missing, "+"+sl.surface)
+		}
 		fmt.Fprintf(&b, "%-20q %6.3f  %s\n", sl.surface, best, how)
+	}
+	if slices.Contains(r.contextProducts(pq.words), r.docs[slot].product) {
+		total *= crossProductDemotion
+		fmt.Fprintf(&b, "×%.1f: the query names this tool's product only as context\n", crossProductDemotion)
+	}
+	if len(missing) > 0 {
+		total = 0
+		fmt.Fprintf(&b, "dropped: lacks the required %s\n", strings.Join(missing, ", "))
 	}
 	fmt.Fprintf(&b, "total %.3f (frequencies per field: name lead body params server nstext)\n", total)
 	return b.String()

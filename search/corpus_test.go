@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -107,8 +108,8 @@ func TestSelect(t *testing.T) {
 	if len(res.Hits) != 0 {
 		t.Errorf("selected an excluded tool: %v", names(res))
 	}
-	if res.Hint == nil || !slices.Contains(res.Hint.Unmatched, "mcp__slack__slack_post_message") {
-		t.Errorf("hint = %+v, want the unmatched name", res.Hint)
+	if res.Hint == nil || !cmp.Equal(res.Hint.Loaded, []string{"mcp__slack__slack_post_message"}) || len(res.Hint.Unmatched) != 0 {
+		t.Errorf("hint = %+v, want the name reported as already loaded", res.Hint)
 	}
 	// Nothing selected is an empty result, not a text search.
 	if res := r.Search(search.Query{Text: "select:", Limit: 8}); len(res.Hits) != 0 {
@@ -314,5 +315,102 @@ func TestConcurrentSearchAndUpdate(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+	}
+}
+
+func TestAlreadyLoaded(t *testing.T) {
+	r := corpusRanker()
+	loaded := []string{"mcp__playwright__browser_snapshot"}
+	// The exact name of a loaded tool loads nothing else.
+	res := r.Search(search.Query{Text: "browser_snapshot", Limit: 8, Exclude: loaded})
+	if len(res.Hits) != 0 || res.Hint == nil || !cmp.Equal(res.Hint.Loaded, loaded) {
+		t.Errorf("exact name of a loaded tool: hits %v, hint %+v", names(res), res.Hint)
+	}
+	if got := res.Hint.String(); got != "Already loaded: mcp__playwright__browser_snapshot." {
+		t.Errorf("hint text %q", got)
+	}
+	// A word only loaded tools contain is not reported as unknown.
+	only := []string{}
+	for _, d := range corpusDocs() {
+		if strings.Contains(strings.ToLower(d.Description+string(d.Parameters)+d.Name), "sequentialthinking") ||
+			strings.Contains(d.Name, "sequential") {
+			only = append(only, d.Name)
+		}
+	}
+	res = r.Search(search.Query{Text: "sequentialthinking please", Limit: 8, Exclude: only})
+	if len(res.Hits) != 0 || res.Hint == nil || !slices.Contains(res.Hint.OnlyLoaded, "sequentialthinking") {
+		t.Errorf("word of loaded tools only: hits %v, hint %+v", names(res), res.Hint)
+	}
+}
+
+func TestRequiredWordsNeverTogether(t *testing.T) {
+	res := corpusRanker().Search(search.Query{Text: "+figma +kubernetes", Limit: 8})
+	if len(res.Hits) != 0 || res.Hint == nil || !cmp.Equal(res.Hint.Together, []string{"+figma", "+kubernetes"}) {
+		t.Errorf("hits %v, hint %+v", names(res), res.Hint)
+	}
+	if got := res.Hint.String(); got != "No tool has +figma, +kubernetes together." {
+		t.Errorf("hint text %q", got)
+	}
+}
+
+// TestExplainAddsUpToTheScore checks that Explain's total is the score
+// Search gives, cross-product demotion included.
+func TestExplainAddsUpToTheScore(t *testing.T) {
+	r := corpusRanker()
+	for _, q := range []string{"post the datadog alert summary to slack", "create issue github", "+loki logs",
+		"在 GitHub 仓库里创建一个 issue", "k8s pod logs", "open a GitHub issue for this Sentry error"} {
+		for _, h := range r.Search(search.Query{Text: q, Limit: 5}).Hits {
+			ex := r.Explain(search.Query{Text: q}, h.Name)
+			i := strings.LastIndex(ex, "total ")
+			var total float64
+			if _, err := fmt.Sscanf(ex[i:], "total %f", &total); err != nil {
+				t.Fatalf("%q %s: %v\n%s", q, h.Name, err, ex)
+			}
+			if math.Abs(total-h.Score) > 0.0005 {
+				t.Errorf("%q %s: explain total %.3f, score %.3f\n%s", q, h.Name, total, h.Score, ex)
+			}
+		}
+	}
+}
+
+func TestOddDocumentsAndLimits(t *testing.T) {
+	for _, mode := range search.Modes() {
+		r, _ := search.New(mode, nil)
+		deep := `{"type":"object","properties":{"zebrafield":{"type":"string","description":"giraffe words"},"nest":` +
+			strings.Repeat(`{"type":"object","properties":{"n":`, 100) + `{"type":"string"}` + strings.Repeat(`}}`, 100) + `}}`
+		r.Add(
+			search.Document{Name: "___", Description: "A tool whose name has no letters."},
+			search.Document{Name: "deep_tool", Description: "Deep schema.", Parameters: []byte(deep)},
+			search.Document{Name: "list_files", Description: "List files."},
+		)
+		res := r.Search(search.Query{Text: "list files", Limit: 8})
+		if len(res.Hits) == 0 || res.Hits[0].Name != "list_files" || res.Hits[0].Exact {
+			t.Errorf("%s: a nameless tool must not match every query: %+v", mode, res.Hits)
+		}
+		res = r.Search(search.Query{Text: "giraffe", Limit: 8})
+		if len(res.Hits) != 1 || res.Hits[0].Name != "deep_tool" {
+			t.Errorf("%s: a deep schema lost its shallow text: %+v", mode, res.Hits)
+		}
+		for _, q := range []string{"list files", "list_files", "select:list_files", "giraffe"} {
+			if got := r.Search(search.Query{Text: q, Limit: math.MaxInt}); len(got.Hits) == 0 || len(got.Hits) > 3 {
+				t.Errorf("%s %q with the largest limit: %+v", mode, q, got.Hits)
+			}
+		}
+	}
+}
+
+func TestTranslationsAreWordsTheQueryUsed(t *testing.T) {
+	r, _ := search.NewBM25F(nil)
+	r.Add(search.Document{Name: "remove_widget", Description: "Remove a widget."},
+		search.Document{Name: "list_widgets", Description: "List widgets."},
+		search.Document{Name: "show_widget", Description: "Show a widget."})
+	// 删除 translates to delete and remove: a tool that removes matches it
+	// as well as one that deletes would.
+	res := r.Search(search.Query{Text: "删除", Limit: 8})
+	if len(res.Hits) != 1 || res.Hits[0].Name != "remove_widget" {
+		t.Errorf("hits %+v", res.Hits)
+	}
+	if ex := r.Explain(search.Query{Text: "删除"}, "remove_widget"); !strings.Contains(ex, "remov×1.0") {
+		t.Errorf("remove counted as a synonym, not a translation:\n%s", ex)
 	}
 }

@@ -12,26 +12,46 @@ import (
 // maxNearest is how many tool names a hint suggests.
 const maxNearest = 3
 
-// hint explains an empty result: the visible slots no candidate matches,
-// and the candidate names closest to them (or to the whole query).
-func (r *BM25F) hint(slots []qslot, matchedAny []bool, c *candidates, text string) *Hint {
+// hint explains an empty result: the words no tool contains, the words
+// only loaded tools contain, required words no tool has together, and the
+// candidate names closest to the unmatched words.
+func (r *BM25F) hint(slots []qslot, matchedAny []bool, c *candidates) *Hint {
 	h := &Hint{}
+	var required []string
 	for i, sl := range slots {
-		if !matchedAny[i] && !slices.Contains(h.Unmatched, sl.surface) {
+		if sl.required {
+			required = append(required, "+"+sl.surface)
+		}
+		if matchedAny[i] || slices.Contains(h.Unmatched, sl.surface) || slices.Contains(h.OnlyLoaded, sl.surface) {
+			continue
+		}
+		if r.anyDocHas(sl) {
+			h.OnlyLoaded = append(h.OnlyLoaded, sl.surface)
+		} else {
 			h.Unmatched = append(h.Unmatched, sl.surface)
 		}
 	}
-	probe := h.Unmatched
-	if len(probe) == 0 {
-		if t := strings.TrimSpace(text); t != "" {
-			probe = []string{t}
-		}
+	if len(h.Unmatched) == 0 && len(h.OnlyLoaded) == 0 && len(required) > 1 {
+		h.Together = required
 	}
-	h.Nearest = r.nearest(probe, c)
-	if len(h.Unmatched) == 0 && len(h.Nearest) == 0 {
+	h.Nearest = r.nearest(h.Unmatched, c)
+	if h.empty() {
 		return nil
 	}
 	return h
+}
+
+// anyDocHas reports whether any indexed document, candidate or not,
+// contains a term of the slot.
+func (r *BM25F) anyDocHas(sl qslot) bool {
+	for _, alt := range sl.alts {
+		for _, t := range alt.terms {
+			if len(r.idx.list(t)) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nearest returns the candidate names that look most like any of the

@@ -80,7 +80,6 @@ func tableLines(r io.Reader, fn func(line string) error) error {
 // characters the dictionary does not know.
 type segment struct {
 	text         string
-	start, end   int // byte offsets in the run
 	known        bool
 	translations [][]string
 }
@@ -103,7 +102,7 @@ func (lx *lexicon) segment(run string) []segment {
 	unknownStart := -1
 	flushUnknown := func(end int) {
 		if unknownStart >= 0 {
-			segs = append(segs, segment{text: run[offs[unknownStart]:offs[end]], start: offs[unknownStart], end: offs[end]})
+			segs = append(segs, segment{text: run[offs[unknownStart]:offs[end]]})
 			unknownStart = -1
 		}
 	}
@@ -124,7 +123,7 @@ func (lx *lexicon) segment(run string) []segment {
 		}
 		flushUnknown(i)
 		w := string(rs[i : i+matched])
-		segs = append(segs, segment{text: w, start: offs[i], end: offs[i+matched], known: true, translations: lx.entries[w]})
+		segs = append(segs, segment{text: w, known: true, translations: lx.entries[w]})
 		i += matched
 	}
 	flushUnknown(len(rs))

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // The reference ranker's BM25 constants.
@@ -34,7 +35,9 @@ var (
 func PITokenize(text string) []string {
 	text = piLowerUpper.ReplaceAllString(text, "$1 $2")
 	text = piUpperRun.ReplaceAllString(text, "$1 $2")
-	text = strings.ToLower(text)
+	// JavaScript lowercases İ to i and a combining dot, which splits the
+	// word there; Go lowercases it to a plain i.
+	text = strings.ToLower(strings.ReplaceAll(text, "İ", "i\u0307"))
 	var out []string
 	for _, tok := range piNonWord.Split(text, -1) {
 		if tok == "" || piStopWords[tok] {
@@ -71,9 +74,7 @@ func PIDocumentText(d Document) string {
 	parts := []string{d.Name, strings.ReplaceAll(d.Name, "_", " "), d.Description}
 	if len(d.Parameters) > 0 {
 		if schema, err := parseSchema(d.Parameters); err == nil {
-			var st []string
-			piSchemaText(schema, &st)
-			parts = append(parts, strings.Join(st, " "))
+			piSchemaText(schema, &parts)
 		}
 	}
 	if d.Namespace.Name != "" {
@@ -81,7 +82,7 @@ func PIDocumentText(d Document) string {
 	}
 	kept := parts[:0]
 	for _, p := range parts {
-		if strings.TrimSpace(p) != "" {
+		if TrimJS(p) != "" {
 			kept = append(kept, p)
 		}
 	}
@@ -199,10 +200,13 @@ func (r *PI) Search(q Query) Result {
 			if s.score[p.slot] == 0 {
 				s.touched = append(s.touched, p.slot)
 			}
-			s.score[p.slot] += idf * (tf * (piK1 + 1)) / (tf + piK1*(1-piB+piB*dl/avgdl))
+			// Grouped as the reference computes it, so that scores agree
+			// to the last bit.
+			norm := piK1 * (1 - piB + piB*dl/avgdl)
+			s.score[p.slot] += idf * ((tf * (piK1 + 1)) / (tf + norm))
 		}
 	}
-	top := idx.topK(s.touched, s.score, q.Limit)
+	top := idx.topK(s.touched, s.score, min(q.Limit, c.n))
 	hits := make([]Hit, len(top))
 	for i, slot := range top {
 		hits[i] = Hit{Name: idx.slots[slot].name, Score: s.score[slot]}
@@ -214,6 +218,20 @@ func (r *PI) Search(q Query) Result {
 // documents, in the form that never goes negative: ln(1 + (n-df+0.5)/(df+0.5)).
 func bm25IDF(n, df float64) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// TrimJS removes the white space JavaScript's String.prototype.trim
+// removes: Unicode space separators, tab, line feed, vertical tab, form
+// feed, carriage return, the line and paragraph separators and the byte
+// order mark. (Go's strings.TrimSpace also removes U+0085 and keeps U+FEFF.)
+func TrimJS(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool {
+		switch r {
+		case '\t', '\n', '\v', '\f', '\r', '\u2028', '\u2029', '\uFEFF':
+			return true
+		}
+		return unicode.Is(unicode.Zs, r)
+	})
 }
 
 // dedupe removes repeated strings, keeping first occurrences in order.

@@ -260,18 +260,20 @@ func (p *postings) topK(touched []int32, score []float64, k int) []int32 {
 		if c := cmp.Compare(score[b], score[a]); c != 0 {
 			return c
 		}
-		return cmp.Compare(p.slots[a].seq, p.slots[b].seq)
+		return compareSeq(p, a, b)
 	}
-	// A bounded heap would save work for huge result sets; sorting the
-	// positives is simpler and fast enough because only matching documents
-	// are touched. Select first when the set is large.
 	pos := make([]int32, 0, len(touched))
 	for _, t := range touched {
 		if score[t] > 0 {
 			pos = append(pos, t)
 		}
 	}
-	if len(pos) > 4*k && k > 0 {
+	if k <= 0 {
+		return nil
+	}
+	// Only matching documents are touched; when many match, keep the k
+	// best with a bounded heap before sorting.
+	if len(pos)/4 > k {
 		pos = selectTop(pos, k, better)
 	}
 	slices.SortFunc(pos, better)
@@ -279,6 +281,11 @@ func (p *postings) topK(touched []int32, score []float64, k int) []int32 {
 		pos = pos[:k]
 	}
 	return pos
+}
+
+// compareSeq orders slots by insertion.
+func compareSeq(p *postings, a, b int32) int {
+	return cmp.Compare(p.slots[a].seq, p.slots[b].seq)
 }
 
 // selectTop keeps the k best elements of xs (unordered) using a bounded

@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // maxSlots is the most query slots scored; later words are ignored.
@@ -41,6 +42,9 @@ type qslot struct {
 type qalt struct {
 	terms  []string
 	weight float64
+	// used marks a form the query itself used (or a translation of it), as
+	// opposed to a synonym the table supplied.
+	used bool
 	// ident marks an identifier the query spelled out (outOfOffice,
 	// state_reason, the key of key=value): it names a tool or a parameter,
 	// so a match in the parameters counts more.
@@ -141,7 +145,7 @@ func (r *BM25F) parseQuery(text string) parsedQuery {
 				// matches tools that have exactly that identifier.
 				if c := r.an.compound(splitIdentifier(w.text)); len(r.idx.list(c)) > 0 {
 					pq.slots = append(pq.slots, qslot{surface: w.text,
-						alts: []qalt{{terms: []string{c}, weight: 1, ident: true}}})
+						alts: []qalt{{terms: []string{c}, weight: 1, used: true, ident: true}}})
 				}
 			}
 		})
@@ -169,7 +173,7 @@ func (r *BM25F) synonymSlots(units []unit) []qslot {
 		if n == 0 {
 			u := units[i]
 			slots = append(slots, qslot{surface: u.surface, required: u.required,
-				alts: []qalt{{terms: []string{u.term}, weight: 1, ident: u.ident}}})
+				alts: []qalt{{terms: []string{u.term}, weight: 1, used: true, ident: u.ident}}})
 			i++
 			continue
 		}
@@ -184,11 +188,11 @@ func (r *BM25F) synonymSlots(units []unit) []qslot {
 		s.surface = strings.Join(surfaces, " ")
 		matched := terms[i : i+n]
 		for _, f := range forms {
-			w := r.synWeight
 			if slices.Equal(f, matched) {
-				w = 1
+				s.alts = append(s.alts, qalt{terms: f, weight: 1, used: true})
+			} else {
+				s.alts = append(s.alts, qalt{terms: f, weight: r.synWeight})
 			}
-			s.alts = append(s.alts, qalt{terms: f, weight: w})
 		}
 		slots = append(slots, s)
 		i += n
@@ -211,16 +215,16 @@ func (r *BM25F) cjkSlots(run string, required bool) []qslot {
 				s.alts = append(s.alts, r.expandAlt(terms)...)
 			}
 		}
-		s.alts = append(s.alts, qalt{terms: appendBigrams(seg.text, nil), weight: 1})
+		s.alts = append(s.alts, qalt{terms: appendBigrams(seg.text, nil), weight: 1, used: true})
 		slots = append(slots, s)
 	}
 	return slots
 }
 
-// expandAlt returns a translation as an alternative plus, when the whole
-// translation is a synonym form, the other forms of its group.
+// expandAlt returns a word or translation the query used as an alternative
+// plus, when it is a whole synonym form, the other forms of its group.
 func (r *BM25F) expandAlt(terms []string) []qalt {
-	alts := []qalt{{terms: terms, weight: 1}}
+	alts := []qalt{{terms: terms, weight: 1, used: true}}
 	if n, forms := r.syn.match(terms); n == len(terms) {
 		for _, f := range forms {
 			if !slices.Equal(f, terms) {
@@ -275,9 +279,16 @@ func normName(s string) string {
 	return b.String()
 }
 
+// fileExtensions are extensions that mark a word as a file name.
+var fileExtensions = makeSet(`bash c cc cfg cjs conf cpp cs css csv doc docx env gif go gql graphql gz h
+hpp htm html ini ipynb java jpeg jpg js json jsonl jsx kt lock log md markdown mjs mp3 mp4 pdf php png
+pptx proto ps1 py rb rs scss sh sql svg swift tar tgz toml ts tsv tsx txt vue wav webp xls xlsx xml
+yaml yml zip zsh`)
+
 // looksLikePath reports whether a query word is a file path: it starts
-// with /, ./, ../ or ~/, or ends in a file name with an extension
-// (budget.xlsx, src/main.go), and is not a URL or a number.
+// with /, ./, ../ or ~/, or it is a file name with a known extension
+// (budget.xlsx, src/main.go, .gitlab-ci.yml) whose base is not a
+// capitalised word (Next.js and Vue.js are products). URLs are not paths.
 func looksLikePath(w string) bool {
 	w = strings.Trim(w, "`'\"()[]{}<>,;:!?")
 	if w == "" || strings.Contains(w, "://") {
@@ -289,13 +300,24 @@ func looksLikePath(w string) bool {
 		}
 	}
 	dot := strings.LastIndexByte(w, '.')
-	if dot <= 0 || dot == len(w)-1 {
+	if dot < 0 || !fileExtensions[strings.ToLower(w[dot+1:])] {
 		return false
 	}
-	ext, base := w[dot+1:], w[:dot]
-	if len(ext) > 5 || !isASCIIWord(strings.ToLower(ext)) {
+	base := w[strings.LastIndexAny(w[:dot], "/\\")+1 : dot]
+	return base == "" || strings.ContainsAny(base, "/\\_-.0123456789") || !isCapitalised(base)
+}
+
+// isCapitalised reports whether w is a capital followed by lowercase
+// letters (Next, Vue), as product names are written.
+func isCapitalised(w string) bool {
+	rs := []rune(w)
+	if len(rs) < 2 || !unicode.IsUpper(rs[0]) {
 		return false
 	}
-	last := base[len(base)-1]
-	return (last >= 'a' && last <= 'z') || (last >= 'A' && last <= 'Z') || (last >= '0' && last <= '9') || last == '_' || last == '-'
+	for _, r := range rs[1:] {
+		if !unicode.IsLower(r) {
+			return false
+		}
+	}
+	return true
 }

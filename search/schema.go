@@ -3,7 +3,6 @@ package search
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
 )
@@ -29,8 +28,9 @@ func (n *node) get(key string) *node {
 	return nil
 }
 
-// maxSchemaDepth bounds the nesting the schema reader follows; deeper
-// values are skipped, so hostile schemas cannot exhaust the stack.
+// maxSchemaDepth bounds the nesting the schema reader keeps: deeper values
+// are read but skipped, so hostile schemas cannot exhaust the stack, and the
+// rest of the schema stays searchable.
 const maxSchemaDepth = 64
 
 // parseSchema decodes JSON keeping key order. Objects list their keys the
@@ -47,8 +47,6 @@ func parseSchema(data []byte) (*node, error) {
 	return n, nil
 }
 
-var errTooDeep = errors.New("schema nested too deeply")
-
 func decodeNode(dec *json.Decoder, depth int) (*node, error) {
 	tok, err := dec.Token()
 	if err != nil {
@@ -57,7 +55,7 @@ func decodeNode(dec *json.Decoder, depth int) (*node, error) {
 	switch t := tok.(type) {
 	case json.Delim:
 		if depth >= maxSchemaDepth {
-			return nil, errTooDeep
+			return &node{kind: 'x'}, skipValue(dec)
 		}
 		if t == '{' {
 			n := &node{kind: 'o'}
@@ -100,6 +98,25 @@ func decodeNode(dec *json.Decoder, depth int) (*node, error) {
 		return &node{kind: 's', str: t}, nil
 	}
 	return &node{kind: 'x'}, nil
+}
+
+// skipValue reads the rest of an object or array whose opening delimiter
+// was just read, without recursion.
+func skipValue(dec *json.Decoder) error {
+	for open := 1; open > 0; {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if d, ok := tok.(json.Delim); ok {
+			if d == '{' || d == '[' {
+				open++
+			} else {
+				open--
+			}
+		}
+	}
+	return nil
 }
 
 // orderIndexKeysFirst moves canonical array-index keys to the front in

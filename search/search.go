@@ -3,6 +3,7 @@ package search
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Document is what an index knows about one tool.
@@ -25,7 +26,8 @@ type Document struct {
 type Namespace struct {
 	// Name is the model-facing group name, such as mcp__github.
 	Name string
-	// Description and Instructions describe the group.
+	// Description and Instructions describe the group. The reference
+	// ranker indexes both; the toolshelf ranker only the description.
 	Description, Instructions string
 }
 
@@ -65,29 +67,49 @@ type Result struct {
 
 // Hint explains why a search found nothing and what might work instead.
 type Hint struct {
-	// Unmatched lists the query terms that no candidate contains, as they
+	// Loaded lists tools the query named exactly that are already loaded.
+	Loaded []string `json:"loaded,omitempty"`
+	// Unmatched lists the query's words that no tool contains, as they
 	// were written in the query.
 	Unmatched []string `json:"unmatched,omitempty"`
-	// Nearest lists candidate tool names that look most like the query.
+	// OnlyLoaded lists the query's words that only tools already loaded
+	// contain.
+	OnlyLoaded []string `json:"only_loaded,omitempty"`
+	// Together lists the required words (+word) when each occurs but no
+	// tool has them all.
+	Together []string `json:"together,omitempty"`
+	// Nearest lists candidate tool names that look most like the
+	// unmatched words.
 	Nearest []string `json:"nearest,omitempty"`
 }
 
-// String returns the hint as one or two sentences for a model or a user.
+// String returns the hint as short sentences for a model or a user.
 func (h *Hint) String() string {
 	if h == nil {
 		return ""
 	}
-	var s string
+	var parts []string
+	if len(h.Loaded) > 0 {
+		parts = append(parts, fmt.Sprintf("Already loaded: %s.", strings.Join(h.Loaded, ", ")))
+	}
 	if len(h.Unmatched) > 0 {
-		s = fmt.Sprintf("No tool mentions %s.", quoteList(h.Unmatched))
+		parts = append(parts, fmt.Sprintf("No tool mentions %s.", quoteList(h.Unmatched)))
+	}
+	if len(h.OnlyLoaded) > 0 {
+		parts = append(parts, fmt.Sprintf("Only tools already loaded mention %s.", quoteList(h.OnlyLoaded)))
+	}
+	if len(h.Together) > 0 {
+		parts = append(parts, fmt.Sprintf("No tool has %s together.", strings.Join(h.Together, ", ")))
 	}
 	if len(h.Nearest) > 0 {
-		if s != "" {
-			s += " "
-		}
-		s += fmt.Sprintf("Closest tool names: %s.", joinList(h.Nearest))
+		parts = append(parts, fmt.Sprintf("Closest tool names: %s.", strings.Join(h.Nearest, ", ")))
 	}
-	return s
+	return strings.Join(parts, " ")
+}
+
+// empty reports whether the hint says nothing.
+func (h *Hint) empty() bool {
+	return len(h.Loaded)+len(h.Unmatched)+len(h.OnlyLoaded)+len(h.Together)+len(h.Nearest) == 0
 }
 
 func quoteList(xs []string) string {
@@ -95,18 +117,7 @@ func quoteList(xs []string) string {
 	for i, x := range xs {
 		q[i] = fmt.Sprintf("%q", x)
 	}
-	return joinList(q)
-}
-
-func joinList(xs []string) string {
-	s := ""
-	for i, x := range xs {
-		if i > 0 {
-			s += ", "
-		}
-		s += x
-	}
-	return s
+	return strings.Join(q, ", ")
 }
 
 // Ranker is a search index over tool documents. Implementations analyse a

@@ -1,7 +1,5 @@
 package search
 
-import "slices"
-
 // commonShare is the share of candidates above which a word the query used
 // is common enough that its synonyms are not searched.
 const commonShare = 0.1
@@ -42,36 +40,56 @@ type phrasePlan struct {
 func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 	var p slotPlan
 	n := float64(c.n)
-	df := func(t string) ([]posting, float64) {
+	df := func(t string) ([]posting, float64) { // for several-word alternatives
 		list := r.idx.list(t)
 		if len(list) == 0 {
 			return nil, 0
 		}
 		return list, float64(c.df(t, list))
 	}
-	// The highest document frequency among the words the query used, and
-	// among all one-word alternatives.
-	var usedDF, anyDF float64
-	seen := make(map[string]bool)
+	// The one-word alternatives, each once: a word that is both a form the
+	// query used and a synonym of another counts as used, at its highest
+	// weight.
+	at := make(map[string]int)
+	var usedTerms []bool
 	for _, alt := range sl.alts {
 		if len(alt.terms) != 1 {
 			continue
 		}
 		t := alt.terms[0]
-		if seen[t] {
+		if i, ok := at[t]; ok {
+			g := &p.group[i]
+			g.weight = max(g.weight, alt.weight)
+			g.ident = g.ident || alt.ident
+			usedTerms[i] = usedTerms[i] || alt.used
 			continue
 		}
-		seen[t] = true
-		list, f := df(t)
+		list := r.idx.list(t)
+		if len(list) == 0 {
+			continue
+		}
+		at[t] = len(p.group)
+		p.group = append(p.group, groupTerm{term: t, weight: alt.weight, ident: alt.ident, list: list})
+		usedTerms = append(usedTerms, alt.used)
+	}
+	// The highest document frequency among the words the query used, and
+	// among all one-word alternatives.
+	var usedDF, anyDF float64
+	kept := p.group[:0]
+	keptUsed := usedTerms[:0]
+	for i, g := range p.group {
+		f := float64(c.df(g.term, g.list))
 		if f <= 0 {
 			continue
 		}
-		p.group = append(p.group, groupTerm{term: t, weight: alt.weight, ident: alt.ident, list: list})
+		kept = append(kept, g)
+		keptUsed = append(keptUsed, usedTerms[i])
 		anyDF = max(anyDF, f)
-		if alt.weight == 1 {
+		if usedTerms[i] {
 			usedDF = max(usedDF, f)
 		}
 	}
+	p.group, usedTerms = kept, keptUsed
 	switch {
 	case usedDF > 0:
 		p.groupIDF = bm25IDF(n, usedDF)
@@ -82,13 +100,19 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 	// would add little but cost a walk over more long posting lists.
 	common := usedDF >= commonShare*n
 	if common {
-		p.group = slices.DeleteFunc(p.group, func(g groupTerm) bool { return g.weight < 1 })
+		kept := p.group[:0]
+		for i, g := range p.group {
+			if usedTerms[i] {
+				kept = append(kept, g)
+			}
+		}
+		p.group = kept
 	}
 	// Several-word alternatives the query did not use get at most the idf
 	// of the words it did use.
 	limit := p.groupIDF
 	for _, alt := range sl.alts {
-		if len(alt.terms) < 2 || alt.weight != 1 {
+		if len(alt.terms) < 2 || !alt.used {
 			continue
 		}
 		for _, t := range alt.terms {
@@ -98,7 +122,7 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 		}
 	}
 	for _, alt := range sl.alts {
-		if len(alt.terms) < 2 || (common && alt.weight < 1) {
+		if len(alt.terms) < 2 || (common && !alt.used) {
 			continue
 		}
 		ph := phrasePlan{weight: alt.weight}
@@ -108,7 +132,7 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 				continue
 			}
 			idf := bm25IDF(n, f)
-			if alt.weight < 1 && limit > 0 {
+			if !alt.used && limit > 0 {
 				idf = min(idf, limit)
 			}
 			ph.terms = append(ph.terms, t)
