@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolshelf/toolshelf/tool"
 )
@@ -58,18 +59,30 @@ type Problem struct {
 	Tool string
 	// Err says what is wrong.
 	Err error
+	// Ignored reports that only the faulty value was left out: the file
+	// or tool still loaded.
+	Ignored bool
 }
 
-// Error names the file, the tool (by position and name) and the problem.
+// Error names the file, the tool (by position and name), the problem and
+// what was left out.
 func (p *Problem) Error() string {
+	var where string
 	switch {
 	case p.Index < 0:
-		return fmt.Sprintf("catalog %s: %v", p.File, p.Err)
 	case p.Tool == "":
-		return fmt.Sprintf("catalog %s: tool #%d: %v; the tool was skipped", p.File, p.Index+1, p.Err)
+		where = fmt.Sprintf(" tool #%d:", p.Index+1)
 	default:
-		return fmt.Sprintf("catalog %s: tool #%d %q: %v; the tool was skipped", p.File, p.Index+1, p.Tool, p.Err)
+		where = fmt.Sprintf(" tool #%d %q:", p.Index+1, p.Tool)
 	}
+	var consequence string
+	switch {
+	case p.Ignored:
+		consequence = "; the value was ignored"
+	case p.Index >= 0:
+		consequence = "; the tool was skipped"
+	}
+	return fmt.Sprintf("catalog %s:%s %v%s", p.File, where, p.Err, consequence)
 }
 
 // Unwrap returns the underlying problem.
@@ -113,16 +126,22 @@ func Parse(file string, data []byte) (*Server, error) {
 		return s, nil
 	}
 	s := &Server{File: file}
+	var problems []error
+	name, err := str("server")
+	if err != nil {
+		return fileErr("%v", err)
+	}
+	s.Name = name
 	for _, f := range []struct {
 		key string
 		dst *string
 	}{
-		{"server", &s.Name}, {"package", &s.Package}, {"version", &s.Version}, {"title", &s.Title},
+		{"package", &s.Package}, {"version", &s.Version}, {"title", &s.Title},
 		{"description", &s.Description}, {"instructions", &s.Instructions},
 	} {
 		v, err := str(f.key)
 		if err != nil {
-			return fileErr("%v", err)
+			problems = append(problems, &Problem{File: file, Index: -1, Err: err, Ignored: true})
 		}
 		*f.dst = v
 	}
@@ -134,17 +153,20 @@ func Parse(file string, data []byte) (*Server, error) {
 		return fileErr(`"tools" must be an array of tool objects`)
 	}
 	if s.Name == "" {
-		s.Name = strings.TrimSuffix(path.Base(filepath.ToSlash(file)), path.Ext(file))
+		base := path.Base(filepath.ToSlash(file))
+		s.Name = strings.TrimSuffix(base, path.Ext(base))
 	}
 	if !serverNamePattern.MatchString(s.Name) {
 		return fileErr("server name %q: use letters, digits, _ and - only (set \"server\" in the file)", s.Name)
 	}
-	var problems []error
 	seen := make(map[string]bool, len(tools))
 	for i, rt := range tools {
-		e, err := parseEntry(rt)
+		e, ignored, err := parseEntry(rt)
 		if err == nil && seen[e.Name] {
 			err = errors.New("duplicate tool name: a server lists each name once")
+		}
+		for _, w := range ignored {
+			problems = append(problems, &Problem{File: file, Index: i, Tool: e.Name, Err: w, Ignored: true})
 		}
 		if err != nil {
 			problems = append(problems, &Problem{File: file, Index: i, Tool: e.Name, Err: err})
@@ -156,20 +178,18 @@ func Parse(file string, data []byte) (*Server, error) {
 	return s, errors.Join(problems...)
 }
 
-// parseEntry decodes one tool object. On error the returned entry still
-// carries the name, when there is one, for the message.
-func parseEntry(data json.RawMessage) (Entry, error) {
-	var e Entry
+// parseEntry decodes one tool object. It returns an error when the tool
+// cannot be used (no name, an unusable input schema) and, in ignored, the
+// optional values it left out because they were malformed. On error the
+// entry still carries the name, when there is one, for the message.
+func parseEntry(data json.RawMessage) (e Entry, ignored []error, err error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
-		return e, errors.New("not a JSON object")
+		return e, nil, errors.New("not a JSON object")
 	}
-	str := func(key string, required bool) (string, error) {
+	str := func(key string) (string, error) {
 		v, ok := fields[key]
 		if !ok || string(v) == "null" {
-			if required {
-				return "", fmt.Errorf("missing %q", key)
-			}
 			return "", nil
 		}
 		var s string
@@ -178,41 +198,46 @@ func parseEntry(data json.RawMessage) (Entry, error) {
 		}
 		return s, nil
 	}
-	var err error
-	if e.Name, err = str("name", true); err != nil {
-		return e, err
+	if v, ok := fields["name"]; !ok || string(v) == "null" {
+		return e, nil, errors.New(`missing "name"`)
 	}
-	switch {
+	if e.Name, err = str("name"); err != nil {
+		return e, nil, err
+	}
+	switch n := utf8.RuneCountInString(e.Name); {
 	case strings.TrimSpace(e.Name) == "":
-		return e, errors.New(`empty "name"`)
-	case len(e.Name) > maxToolNameLength:
-		return e, fmt.Errorf("name is %d characters long; MCP allows %d", len(e.Name), maxToolNameLength)
-	}
-	if e.Title, err = str("title", false); err != nil {
-		return e, err
-	}
-	if e.Description, err = str("description", false); err != nil {
-		return e, err
+		return e, nil, errors.New(`empty "name"`)
+	case n > maxToolNameLength:
+		return e, nil, fmt.Errorf("name is %d characters long; MCP allows %d", n, maxToolNameLength)
 	}
 	if e.InputSchema, err = schema(fields["inputSchema"], "inputSchema"); err != nil {
-		return e, err
+		return e, nil, err
 	}
 	if e.InputSchema == nil {
 		e.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 	} else if e.InputSchema, err = withObjectDefaults(e.InputSchema); err != nil {
-		return e, err
+		return e, nil, err
+	}
+	// The rest is optional: a malformed value is left out, not the tool.
+	if e.Title, err = str("title"); err != nil {
+		ignored = append(ignored, err)
+	}
+	if e.Description, err = str("description"); err != nil {
+		ignored = append(ignored, err)
 	}
 	if e.OutputSchema, err = schema(fields["outputSchema"], "outputSchema"); err != nil {
-		return e, err
+		ignored = append(ignored, err)
 	}
 	if a, ok := fields["annotations"]; ok && string(a) != "null" {
 		var ann tool.Annotations
 		if err := json.Unmarshal(a, &ann); err != nil {
-			return e, fmt.Errorf(`"annotations": %v`, err)
+			ignored = append(ignored, errors.New(`"annotations" must be an object with boolean readOnlyHint, `+
+				`destructiveHint, idempotentHint, openWorldHint and a string title`))
+		} else {
+			e.Annotations = &ann
 		}
-		e.Annotations = &ann
 	}
-	return e, nil
+	return e, ignored, nil
 }
 
 // schema checks that v, when present, is a JSON object and compacts it.

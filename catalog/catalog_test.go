@@ -243,12 +243,6 @@ func TestParseToolProblems(t *testing.T) {
 			`catalog f.json: tool #2 "  ": empty "name"; the tool was skipped`},
 		{"name too long", `{"name": "` + long + `"}`, long,
 			`catalog f.json: tool #2 "` + long + `": name is 129 characters long; MCP allows 128; the tool was skipped`},
-		{"description not a string", `{"name": "bad", "description": 5}`, "bad",
-			`catalog f.json: tool #2 "bad": "description" must be a string; the tool was skipped`},
-		{"description an object", `{"name": "bad", "description": {"en": "x"}}`, "bad",
-			`catalog f.json: tool #2 "bad": "description" must be a string; the tool was skipped`},
-		{"title not a string", `{"name": "bad", "title": ["x"]}`, "bad",
-			`catalog f.json: tool #2 "bad": "title" must be a string; the tool was skipped`},
 		{"inputSchema an array", `{"name": "bad", "inputSchema": []}`, "bad",
 			`catalog f.json: tool #2 "bad": "inputSchema" must be a JSON Schema object; the tool was skipped`},
 		{"inputSchema a string", `{"name": "bad", "inputSchema": "object"}`, "bad",
@@ -257,10 +251,6 @@ func TestParseToolProblems(t *testing.T) {
 			`catalog f.json: tool #2 "bad": "inputSchema" must have "type": "object", not "string"; the tool was skipped`},
 		{"inputSchema of type list", `{"name": "bad", "inputSchema": {"type": ["object", "null"]}}`, "bad",
 			`catalog f.json: tool #2 "bad": "inputSchema" must have "type": "object", not ["object","null"]; the tool was skipped`},
-		{"outputSchema an array", `{"name": "bad", "outputSchema": [1]}`, "bad",
-			`catalog f.json: tool #2 "bad": "outputSchema" must be a JSON Schema object; the tool was skipped`},
-		{"annotations of the wrong type", `{"name": "bad", "annotations": {"readOnlyHint": "yes"}}`, "bad", ""},
-		{"annotations an array", `{"name": "bad", "annotations": []}`, "bad", ""},
 		{"duplicate name", `{"name": "first", "description": "again"}`, "first",
 			`catalog f.json: tool #2 "first": duplicate tool name: a server lists each name once; the tool was skipped`},
 		{"tool a number", `5`, "",
@@ -314,11 +304,13 @@ func TestParseSeveralProblems(t *testing.T) {
 	if s == nil {
 		t.Fatalf("Parse returned no server: %v", err)
 	}
-	// The b that failed does not count as seen, so the second b loads.
-	if diff := cmp.Diff([]string{"a", "c", "b"}, entryNames(s)); diff != "" {
+	// b loads without its malformed description, so the second b is a
+	// duplicate.
+	if diff := cmp.Diff([]string{"a", "b", "c"}, entryNames(s)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
-	want := []problemSummary{{"dir/srv.json", 1, "b"}, {"dir/srv.json", 2, "a"}, {"dir/srv.json", 3, ""}}
+	want := []problemSummary{{"dir/srv.json", 1, "b"}, {"dir/srv.json", 2, "a"}, {"dir/srv.json", 3, ""},
+		{"dir/srv.json", 5, "b"}}
 	if diff := cmp.Diff(want, summarize(problems(t, err))); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
@@ -354,8 +346,6 @@ func TestParseFileProblems(t *testing.T) {
 		{"tools an object", `{"server": "s", "tools": {"name": "x"}}`, `catalog f.json: "tools" must be an array of tool objects`},
 		{"tools a string", `{"server": "s", "tools": "x"}`, `catalog f.json: "tools" must be an array of tool objects`},
 		{"server not a string", `{"server": 5, "tools": []}`, `catalog f.json: "server" must be a string`},
-		{"version not a string", `{"server": "s", "version": 1.2, "tools": []}`, `catalog f.json: "version" must be a string`},
-		{"instructions not a string", `{"instructions": ["x"], "tools": []}`, `catalog f.json: "instructions" must be a string`},
 		{"bad server name", `{"server": "my server", "tools": []}`,
 			`catalog f.json: server name "my server": use letters, digits, _ and - only (set "server" in the file)`},
 		{"server name with a slash", `{"server": "a/b", "tools": [{"name": "x"}]}`,
@@ -859,4 +849,58 @@ func toolNames(tools []tool.Tool) []string {
 		out = append(out, t.Name)
 	}
 	return out
+}
+
+// TestParseIgnoresMalformedOptionalValues checks that a malformed optional
+// value is left out with a problem, and the tool or file still loads.
+func TestParseIgnoresMalformedOptionalValues(t *testing.T) {
+	tests := []struct {
+		name    string
+		tool    string
+		wantErr string
+	}{
+		{"description not a string", `{"name": "bad", "description": 5}`,
+			`catalog f.json: tool #2 "bad": "description" must be a string; the value was ignored`},
+		{"description an object", `{"name": "bad", "description": {"en": "x"}}`,
+			`catalog f.json: tool #2 "bad": "description" must be a string; the value was ignored`},
+		{"title not a string", `{"name": "bad", "title": ["x"]}`,
+			`catalog f.json: tool #2 "bad": "title" must be a string; the value was ignored`},
+		{"outputSchema an array", `{"name": "bad", "outputSchema": [1]}`,
+			`catalog f.json: tool #2 "bad": "outputSchema" must be a JSON Schema object; the value was ignored`},
+		{"annotations of the wrong type", `{"name": "bad", "annotations": {"readOnlyHint": "yes"}}`,
+			`catalog f.json: tool #2 "bad": "annotations" must be an object with boolean readOnlyHint, destructiveHint, idempotentHint, openWorldHint and a string title; the value was ignored`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := `{"server": "s", "tools": [{"name": "first"}, ` + tt.tool + `, {"name": "third"}]}`
+			s, err := catalog.Parse("f.json", []byte(data))
+			if s == nil {
+				t.Fatalf("Parse returned no server: %v", err)
+			}
+			if diff := cmp.Diff([]string{"first", "bad", "third"}, entryNames(s)); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+			ps := problems(t, err)
+			if len(ps) != 1 || !ps[0].Ignored || ps[0].Error() != tt.wantErr {
+				t.Errorf("problems %v, want one ignored value: %s", ps, tt.wantErr)
+			}
+		})
+	}
+	s, err := catalog.Parse("f.json", []byte(`{"server": "s", "version": 1.2, "instructions": ["x"], "tools": [{"name": "t"}]}`))
+	if s == nil || s.Version != "" || s.Instructions != "" || len(s.Tools) != 1 {
+		t.Fatalf("server %+v (%v), want it loaded without version and instructions", s, err)
+	}
+	want := `catalog f.json: "version" must be a string; the value was ignored` + "\n" +
+		`catalog f.json: "instructions" must be a string; the value was ignored`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+}
+
+func TestParseCountsNameLengthInCharacters(t *testing.T) {
+	name := strings.Repeat("é", 100) // 200 bytes, 100 characters
+	s, err := catalog.Parse("f.json", []byte(`{"server": "s", "tools": [{"name": "`+name+`"}]}`))
+	if err != nil || len(s.Tools) != 1 {
+		t.Errorf("a 100-character name was rejected: %v", err)
+	}
 }

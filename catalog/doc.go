@@ -11,7 +11,8 @@
 // A plain {"tools": [...]} file is accepted too; the server is then named
 // after the file. Bad input never loses good input: a malformed tool is
 // reported with the file, its position, its name and the problem, and the
-// file's other tools still load.
+// file's other tools still load; a malformed optional value is reported and
+// left out, and its tool still loads.
 //
 // The built-in default catalog, the real tool lists of 53 public MCP
 // servers, is in package [github.com/toolshelf/toolshelf/catalog/builtin].

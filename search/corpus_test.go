@@ -243,11 +243,8 @@ func TestIncrementalIndexEqualsFresh(t *testing.T) {
 	for _, mode := range search.Modes() {
 		inc, _ := search.New(mode, nil)
 		present := map[string]bool{}
-		var order []string // insertion order of present documents
-		byName := map[string]search.Document{}
-		for _, d := range docs {
-			byName[d.Name] = d
-		}
+		var order []string                     // insertion order of present documents
+		byName := map[string]search.Document{} // the latest version of each document
 		for range 2000 {
 			d := docs[rng.IntN(len(docs))]
 			if present[d.Name] && rng.IntN(2) == 0 {
@@ -256,7 +253,12 @@ func TestIncrementalIndexEqualsFresh(t *testing.T) {
 				order = slices.DeleteFunc(order, func(n string) bool { return n == d.Name })
 				continue
 			}
+			if rng.IntN(2) == 0 {
+				// A new version of the tool, with other words.
+				d.Description = fmt.Sprintf("Version %d: list and update issues. %s", rng.IntN(100), d.Description)
+			}
 			inc.Add(d) // a replacement keeps its position
+			byName[d.Name] = d
 			if !present[d.Name] {
 				present[d.Name] = true
 				order = append(order, d.Name)

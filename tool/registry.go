@@ -33,6 +33,7 @@ type Registry struct {
 type entry struct {
 	tool Tool
 	rev  uint64
+	pos  int // position in registration order
 }
 
 type logRecord struct {
@@ -120,7 +121,7 @@ func (r *Registry) registerLocked(t Tool, ch *Change) {
 			r.activateLocked(t.Name, ch)
 		}
 	} else {
-		e = &entry{tool: t, rev: r.rev}
+		e = &entry{tool: t, rev: r.rev, pos: len(r.order)}
 		r.entries[t.Name] = e
 		r.order = append(r.order, e)
 		ch.Registered = append(ch.Registered, t.Name)
@@ -328,19 +329,31 @@ func (r *Registry) SetActive(names ...string) (activated, deactivated []string) 
 }
 
 // Restore brings back a loadout recorded earlier, for example the tools a
-// transcript says the model was told about: registered names are activated
-// (additively), and the names not registered yet replace the pending set,
-// so each becomes active when it registers. It returns the names activated
-// now.
+// transcript says the model was told about: the active set becomes the
+// registered names (tools active now but not named are deactivated, as
+// with SetActive), and the names not registered yet replace the pending
+// set, so each becomes active when it registers. It returns the names
+// activated now.
 func (r *Registry) Restore(names ...string) []string {
 	r.mu.Lock()
 	var ch Change
 	var pending []string
+	want := make(map[string]bool, len(names))
 	for _, n := range names {
-		if _, ok := r.entries[n]; ok {
-			r.activateLocked(n, &ch)
+		if e, ok := r.entries[n]; ok {
+			want[n] = e.tool.Exposure.Activatable()
 		} else if !slices.Contains(pending, n) {
 			pending = append(pending, n)
+		}
+	}
+	for _, n := range slices.Clone(r.active) {
+		if !want[n] {
+			r.deactivateLocked(n, &ch)
+		}
+	}
+	for _, n := range names {
+		if want[n] {
+			r.activateLocked(n, &ch)
 		}
 	}
 	if !slices.Equal(pending, r.pending) {
@@ -384,10 +397,10 @@ func (r *Registry) Version() uint64 {
 }
 
 // ChangedSince returns the tools registered or re-registered after the
-// registration revision rev, in the order of their last registration, and
-// the current revision to pass next time. ChangedSince(0) returns every
-// tool. The cost is proportional to the number of registrations since rev,
-// so an index can follow the registry cheaply.
+// registration revision rev, in registration order (as Tools lists them),
+// and the current revision to pass next time. ChangedSince(0) returns every
+// tool. The cost grows with the number of registrations since rev, not
+// with the number of tools, so an index can follow the registry cheaply.
 func (r *Registry) ChangedSince(rev uint64) ([]Tool, uint64) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -395,11 +408,16 @@ func (r *Registry) ChangedSince(rev uint64) ([]Tool, uint64) {
 		return nil, r.rev
 	}
 	i := sort.Search(len(r.log), func(i int) bool { return r.log[i].rev > rev })
-	var out []Tool
+	var changed []*entry
 	for _, rec := range r.log[i:] {
 		if rec.e.rev == rec.rev {
-			out = append(out, rec.e.tool)
+			changed = append(changed, rec.e)
 		}
+	}
+	slices.SortFunc(changed, func(a, b *entry) int { return a.pos - b.pos })
+	out := make([]Tool, len(changed))
+	for j, e := range changed {
+		out[j] = e.tool
 	}
 	return out, r.rev
 }

@@ -209,8 +209,8 @@ func TestHiddenCannotBeActivated(t *testing.T) {
 	if len(deactivated) != 0 {
 		t.Errorf("SetActive deactivated %v, want nothing", deactivated)
 	}
-	if got := r.Restore("h"); len(got) != 0 {
-		t.Errorf("Restore(h) = %v, want nothing", got)
+	if got := r.Restore("h", "d"); len(got) != 0 {
+		t.Errorf("Restore(h, d) = %v, want nothing", got)
 	}
 	// h is registered, so Restore does not make it pending either.
 	checkState(t, r, []string{"h", "d"}, []string{"d"}, nil)
@@ -272,7 +272,7 @@ func TestDeactivate(t *testing.T) {
 			r := tool.NewRegistry()
 			register(t, r, named(tool.Direct, "a", "b", "c")...)
 			register(t, r, named(tool.Deferred, "d")...)
-			r.Restore("p")
+			r.Restore("a", "b", "c", "p")
 			got := r.Deactivate(tt.deactivate...)
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Deactivate (-want +got):\n%s", diff)
@@ -348,7 +348,7 @@ func TestSetActive(t *testing.T) {
 			register(t, r, named(tool.Deferred, "c", "d")...)
 			register(t, r, named(tool.Codemode, "e")...)
 			register(t, r, named(tool.Hidden, "h")...)
-			r.Restore("p")
+			r.Restore("a", "b", "p")
 			activated, deactivated := r.SetActive(tt.set...)
 			if diff := cmp.Diff(tt.wantActivated, activated, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("SetActive activated (-want +got):\n%s", diff)
@@ -386,6 +386,19 @@ func TestRestore(t *testing.T) {
 	// restored loadout says the model was told about it.
 	register(t, r, tool.Tool{Name: "p1", StartInactive: true})
 	checkState(t, r, []string{"a", "d1", "d2", "h", "p2", "p1"}, []string{"a", "d2", "p2", "p1"}, nil)
+}
+
+func TestRestoreReplacesTheActiveSet(t *testing.T) {
+	r := tool.NewRegistry()
+	register(t, r, named(tool.Direct, "a", "b")...)
+	register(t, r, named(tool.Deferred, "d")...)
+	// The transcript says the model knows d and b (in that order) and a
+	// tool still to register; a was withdrawn and stays inactive.
+	got := r.Restore("d", "b", "later")
+	if diff := cmp.Diff([]string{"d"}, got); diff != "" {
+		t.Errorf("Restore (-want +got):\n%s", diff)
+	}
+	checkState(t, r, []string{"a", "b", "d"}, []string{"b", "d"}, []string{"later"})
 }
 
 func TestRestoreReplacesPending(t *testing.T) {
@@ -453,13 +466,14 @@ func TestVersion(t *testing.T) {
 		{"deactivate", func() { r.Deactivate("d") }, true},
 		{"set active unchanged", func() { r.SetActive("a") }, false},
 		{"set active", func() { r.SetActive("a", "e") }, true},
-		{"restore registered active", func() { r.Restore("a") }, false},
-		{"restore pending", func() { r.Restore("p") }, true},
-		{"restore same pending", func() { r.Restore("p", "a") }, false},
+		{"restore the active set", func() { r.Restore("a", "e") }, false},
+		{"restore pending", func() { r.Restore("a", "e", "p") }, true},
+		{"restore the same in another order", func() { r.Restore("p", "e", "a") }, false},
 		{"activate keeps pending", func() { r.Activate("zzz") }, false},
 		{"clear pending", func() { r.ClearPending() }, true},
 		{"clear empty pending", func() { r.ClearPending() }, false},
-		{"restore empty when empty", func() { r.Restore() }, false},
+		{"restore nothing deactivates all", func() { r.Restore() }, true},
+		{"restore nothing again", func() { r.Restore() }, false},
 		{"subscribe", func() { r.Subscribe(func(tool.Change) {})() }, false},
 	}
 	for _, s := range steps {
@@ -501,11 +515,11 @@ func TestChangedSince(t *testing.T) {
 	check(3, nil, 3) // activation is not registration
 
 	register(t, r, tool.Tool{Name: "a", Description: "new", Exposure: tool.Hidden}) // rev 4
-	check(0, []string{"b", "c", "a"}, 4)
+	check(0, []string{"a", "b", "c"}, 4)                                            // registration order, not revision order
 	check(3, []string{"a"}, 4)
 	register(t, r, named(tool.Deferred, "d", "b")...) // revs 5, 6
-	check(0, []string{"c", "a", "d", "b"}, 6)
-	check(4, []string{"d", "b"}, 6)
+	check(0, []string{"a", "b", "c", "d"}, 6)
+	check(4, []string{"b", "d"}, 6)
 	check(5, []string{"b"}, 6)
 
 	if r.Register(tool.Tool{Name: "bad name"}) == nil {
@@ -525,7 +539,8 @@ func TestChangedSince(t *testing.T) {
 func TestChangedSinceModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	r := tool.NewRegistry()
-	lastRev := map[string]uint64{} // tool name -> revision of its last registration
+	lastRev := map[string]uint64{}  // tool name -> revision of its last registration
+	firstRev := map[string]uint64{} // tool name -> revision of its first registration
 	desc := map[string]string{}
 	var rev uint64
 	var revs []uint64 // revisions observed, to query later
@@ -549,6 +564,9 @@ func TestChangedSinceModel(t *testing.T) {
 			}
 			rev++
 			lastRev[tl.Name] = rev
+			if _, ok := firstRev[tl.Name]; !ok {
+				firstRev[tl.Name] = rev
+			}
 			desc[tl.Name] = tl.Description
 		}
 		if (err != nil) != (batch[len(batch)-1].Name == "not valid!") {
@@ -567,7 +585,7 @@ func TestChangedSinceModel(t *testing.T) {
 			if gotRev != rev {
 				t.Fatalf("step %d: ChangedSince(%d) revision = %d, want %d", step, since, gotRev, rev)
 			}
-			want := modelChangedSince(lastRev, since)
+			want := modelChangedSince(lastRev, firstRev, since)
 			if diff := cmp.Diff(want, toolNames(got), cmpopts.EquateEmpty()); diff != "" {
 				t.Fatalf("step %d: ChangedSince(%d) (-want +got):\n%s", step, since, diff)
 			}
@@ -588,15 +606,15 @@ func TestChangedSinceModel(t *testing.T) {
 }
 
 // modelChangedSince returns the names whose last registration is after
-// since, in order of last registration.
-func modelChangedSince(lastRev map[string]uint64, since uint64) []string {
+// since, in order of first registration.
+func modelChangedSince(lastRev, firstRev map[string]uint64, since uint64) []string {
 	var names []string
 	for name, rev := range lastRev {
 		if rev > since {
 			names = append(names, name)
 		}
 	}
-	slices.SortFunc(names, func(a, b string) int { return int(lastRev[a]) - int(lastRev[b]) })
+	slices.SortFunc(names, func(a, b string) int { return int(firstRev[a]) - int(firstRev[b]) })
 	return names
 }
 
@@ -610,12 +628,12 @@ func TestSubscribeChanges(t *testing.T) {
 	register(t, r, tool.Tool{Name: "d", Exposure: tool.Deferred}, tool.Tool{Name: "n", Exposure: tool.Hidden})
 	r.Activate("d", "zzz")
 	r.Activate("d") // no change, no call
-	r.Restore("p", "d", "q")
+	r.Restore("a", "p", "d", "q")
 	register(t, r, tool.Tool{Name: "p", Exposure: tool.Deferred})
 	r.Deactivate("a")
 	r.SetActive("a", "p")
 	register(t, r, tool.Tool{Name: "a", Exposure: tool.Hidden})
-	r.Restore("q")
+	r.Restore("p", "q")
 	r.ClearPending()
 	r.ClearPending() // no change, no call
 	register(t, r, tool.Tool{Name: "x", Exposure: tool.Deferred}, tool.Tool{Name: "x"}, tool.Tool{Name: "x", Exposure: tool.Hidden})
@@ -754,7 +772,7 @@ func TestSubscribeMutatingChange(t *testing.T) {
 	if diff := cmp.Diff([]string{"p", "e"}, deactivated); diff != "" {
 		t.Errorf("SetActive deactivated (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"d"}, r.Restore("d", "later")); diff != "" {
+	if diff := cmp.Diff([]string{"d"}, r.Restore("x", "d", "later")); diff != "" {
 		t.Errorf("Restore (-want +got):\n%s", diff)
 	}
 	checkState(t, r, []string{"d", "e", "x", "p"}, []string{"x", "d"}, []string{"later"})

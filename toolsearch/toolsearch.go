@@ -128,7 +128,7 @@ var (
 // Find ranks the shelf's candidates (loadable tools that are not active)
 // for query, without loading anything.
 func (s *Searcher) Find(query string, limit int) (Outcome, error) {
-	if strings.TrimSpace(query) == "" {
+	if search.TrimJS(query) == "" {
 		return Outcome{}, ErrEmptyQuery
 	}
 	if limit <= 0 {
@@ -163,13 +163,19 @@ func (s *Searcher) Search(query string, limit int) (Outcome, error) {
 		names[i] = h.Name
 	}
 	s.reg.Activate(names...)
-	out.Loaded = names
+	// A tool withdrawn (re-registered as hidden) since the search is not
+	// reported as loaded.
+	for _, n := range names {
+		if s.reg.IsActive(n) {
+			out.Loaded = append(out.Loaded, n)
+		}
+	}
 	return out, nil
 }
 
 // Details is the model-invisible part of a tool_search result.
 type Details struct {
-	// Loaded lists the tools the call loaded.
+	// Loaded lists the tools the call loaded; empty, not null, when none.
 	Loaded []string `json:"loaded"`
 }
 
@@ -211,7 +217,8 @@ func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, 
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return tool.ErrorResult("arguments must be a JSON object with a string \"query\""), nil
 	}
-	if a.Query == nil {
+	// The reference checks the query before the limit.
+	if a.Query == nil || search.TrimJS(*a.Query) == "" {
 		return tool.ErrorResult(ErrEmptyQuery.Error()), nil
 	}
 	limit, err := parseLimit(a.Limit)
@@ -223,21 +230,22 @@ func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, 
 		return tool.ErrorResult(err.Error()), nil
 	}
 	res := tool.TextResult(ResultText(h.s.reg, out))
-	res.Details = Details{Loaded: out.Loaded}
+	res.Details = Details{Loaded: append([]string{}, out.Loaded...)}
 	return res, nil
 }
 
 // parseLimit reads the optional limit: absent or null means DefaultLimit;
-// anything but a positive integral number is an error.
+// anything but a positive integral number is an error. Limits beyond the
+// int32 range are clamped (no shelf holds that many tools).
 func parseLimit(raw json.RawMessage) (int, error) {
 	if len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return DefaultLimit, nil
 	}
 	var f float64
-	if err := json.Unmarshal(raw, &f); err != nil || f <= 0 || f != math.Trunc(f) || f > math.MaxInt32 {
+	if err := json.Unmarshal(raw, &f); err != nil || f <= 0 || f != math.Trunc(f) {
 		return 0, ErrBadLimit
 	}
-	return int(f), nil
+	return int(min(f, math.MaxInt32)), nil
 }
 
 // ResultText renders an outcome for the model: "No matching tools found."

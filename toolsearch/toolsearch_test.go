@@ -3,7 +3,9 @@ package toolsearch_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -108,6 +110,8 @@ func TestArgumentErrors(t *testing.T) {
 		`{"query": "x", "limit": 2.5}`: "limit must be a positive integer",
 		`{"query": "x", "limit": "3"}`: "limit must be a positive integer",
 		`{"query": 7}`:                 `arguments must be a JSON object with a string "query"`,
+		`{"query": "  ", "limit": 0}`:  "query must not be empty", // the query is checked first
+		`{"query": "\ufeff"}`:          "query must not be empty", // trimmed as JavaScript does
 		`[]`:                           `arguments must be a JSON object with a string "query"`,
 	} {
 		res := call(t, reg, args)
@@ -225,4 +229,78 @@ func TestDocument(t *testing.T) {
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+}
+
+func TestHugeLimitIsClamped(t *testing.T) {
+	reg, _ := newShelf(t, search.ModeToolshelf)
+	res := call(t, reg, `{"query": "issue", "limit": 3000000000}`)
+	if res.IsError || !strings.HasPrefix(text(res), "Loaded 2 tools.") {
+		t.Errorf("result %q", text(res))
+	}
+}
+
+func TestDetailsLoadedIsNeverNull(t *testing.T) {
+	reg, _ := newShelf(t, search.ModePI)
+	res := call(t, reg, `{"query": "kubernetes"}`)
+	b, err := json.Marshal(res.Details)
+	if err != nil || string(b) != `{"loaded":[]}` {
+		t.Errorf("details = %s, %v", b, err)
+	}
+}
+
+// TestTiesFollowRegistrationOrder checks that the index breaks ties by the
+// registry's order even when a tool was re-registered before the first
+// search, as the reference ranks getAllTools() in order.
+func TestTiesFollowRegistrationOrder(t *testing.T) {
+	reg := tool.NewRegistry()
+	mk := func(name string) tool.Tool {
+		return tool.Tool{Name: name, Description: "Widget helper.", Exposure: tool.Deferred}
+	}
+	reg.Register(mk("alpha_tool"), mk("bravo_tool"))
+	reg.Register(mk("alpha_tool")) // a refresh re-registers alpha
+	s := toolsearch.New(reg, search.NewPI())
+	out, err := s.Find("widget", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Hits) != 2 || out.Hits[0].Name != "alpha_tool" || out.Hits[0].Score != out.Hits[1].Score {
+		t.Errorf("hits %+v, want alpha then bravo with equal scores", out.Hits)
+	}
+}
+
+// TestConcurrentSearches runs searches, registrations and withdrawals at
+// once, for the race detector.
+func TestConcurrentSearches(t *testing.T) {
+	reg, s := newShelf(t, search.ModeToolshelf)
+	ts, _ := reg.Get(toolsearch.Name)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				name := fmt.Sprintf("mcp__tracker__extra_%d_%d", g, i%5)
+				exp := tool.Deferred
+				if i%3 == 0 {
+					exp = tool.Hidden
+				}
+				reg.Register(tool.Tool{Name: name, Description: "Extra issue tool.", Exposure: exp})
+				res, err := ts.Handler.Call(context.Background(), json.RawMessage(`{"query": "extra issue", "limit": 2}`))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				// Other goroutines may withdraw a tool at any moment, so
+				// only check that loaded tools exist; the race detector
+				// checks the rest.
+				for _, n := range res.Details.(toolsearch.Details).Loaded {
+					if _, ok := reg.Get(n); !ok {
+						t.Errorf("%s reported loaded but not registered", n)
+					}
+				}
+				s.Find("issue", 3)
+			}
+		}()
+	}
+	wg.Wait()
 }

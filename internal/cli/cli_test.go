@@ -69,9 +69,10 @@ func TestSearchExplain(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "mcp__github__issue_write:\n") || !strings.Contains(out, "total ") {
 		t.Errorf("exit %d, output %q", code, out)
 	}
-	code, _, errOut := run(t, "search", "--ranker", "pi", "--explain", "x", "create issue")
-	if code != 2 || !strings.Contains(errOut, "--explain works with the toolshelf ranker only") {
-		t.Errorf("pi explain: exit %d, %q", code, errOut)
+	code, out, _ = run(t, "search", "--json", "--limit", "1", "--explain", "mcp__github__issue_write", "create issue github")
+	var got struct{ Explain map[string]string }
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || !strings.Contains(got.Explain["mcp__github__issue_write"], "total ") {
+		t.Errorf("--json --explain: exit %d, %v, %q", code, err, out)
 	}
 }
 
@@ -96,6 +97,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"eval", "--queries", "x.jsonl", "--k", ","}, "--k needs at least one cut-off"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"search", "--synonyms", "/nonexistent/syn.txt", "x"}, "--synonyms:"},
+		{[]string{"search", "--ranker", "pi", "--synonyms", "x.txt", "x"}, "--synonyms works with the toolshelf ranker only"},
+		{[]string{"search", "--ranker", "pi", "--explain", "x", "create issue"}, "--explain works with the toolshelf ranker only"},
+		{[]string{"eval", "--queries", "x.jsonl", "--misses", "--json"}, "--misses prints text"},
 	}
 	for _, tt := range tests {
 		code, _, errOut := run(t, tt.args...)
@@ -138,8 +142,20 @@ func TestCatalogFlag(t *testing.T) {
 		}
 	}
 	code, _, errOut = run(t, "search", "--catalog", filepath.Join(dir, "missing.json"), "weather")
-	if code != 1 || !strings.Contains(errOut, "missing.json") || !strings.Contains(errOut, "no tools loaded") {
+	if code != 1 || !strings.Contains(errOut, "--catalog "+filepath.Join(dir, "missing.json")+": no such file or folder") {
 		t.Errorf("missing catalog: exit %d, %q", code, errOut)
+	}
+	// A missing path is an error even when another path loads.
+	code, _, errOut = run(t, "search", "--catalog", dir, "--catalog", filepath.Join(dir, "typo"), "weather")
+	if code != 1 || !strings.Contains(errOut, "no such file or folder") {
+		t.Errorf("one missing catalog of two: exit %d, %q", code, errOut)
+	}
+	// A readable folder with no usable tool says so.
+	empty := t.TempDir()
+	os.WriteFile(filepath.Join(empty, "bad.json"), []byte(`{"tools": [{"name": ""}]}`), 0o644)
+	code, _, errOut = run(t, "search", "--catalog", empty, "weather")
+	if code != 1 || !strings.Contains(errOut, "no tools loaded from --catalog "+empty+": fix the problems above") {
+		t.Errorf("unusable catalog: exit %d, %q", code, errOut)
 	}
 }
 
@@ -166,16 +182,20 @@ func TestEvalCompare(t *testing.T) {
 	if !regexp.MustCompile(`^recall@8=\d\.\d{3} mrr=\d\.\d{3} ndcg@10=\d\.\d{3} n=2$`).MatchString(last) {
 		t.Errorf("last line %q", last)
 	}
-	if strings.Count(out, "\n                                pi ") < 1 && !strings.Contains(out, " pi ") {
-		t.Errorf("no pi rows:\n%s", out)
+	if n := len(regexp.MustCompile(`(?m)^\s+pi\s+\d\.\d{3}`).FindAllString(out, -1)); n != 4 {
+		t.Errorf("%d pi rows, want one per group (overall, en, zh, keyword):\n%s", n, out)
 	}
 }
 
 func TestEvalJSONAndUnknownTool(t *testing.T) {
 	dir := t.TempDir()
 	queries := filepath.Join(dir, "q.jsonl")
+	code, _, errOut := run(t, "eval", "--queries", filepath.Join(dir, "nope.jsonl"))
+	if code != 1 || !strings.Contains(errOut, "--queries: open ") {
+		t.Errorf("missing queries file: exit %d, %q", code, errOut)
+	}
 	os.WriteFile(queries, []byte(`{"id":"a1","query":"x","relevant":[{"server":"github","tool":"no_such_tool"}]}`+"\n"), 0o644)
-	code, _, errOut := run(t, "eval", "--queries", queries)
+	code, _, errOut = run(t, "eval", "--queries", queries)
 	if code != 1 || !strings.Contains(errOut, "query a1: unknown tool github/no_such_tool") {
 		t.Errorf("exit %d, %q", code, errOut)
 	}

@@ -46,9 +46,14 @@ recall@8=<x> mrr=<x> ndcg@10=<x> n=<n>.`,
 			if err != nil {
 				return err
 			}
+			if misses && asJSON {
+				return usagef("--misses prints text; the --json output already has every query's rank")
+			}
+			if err := rf.check(compare); err != nil {
+				return err
+			}
 			modes := []string{rf.ranker}
 			if compare {
-				modes = []string{rf.ranker}
 				for _, m := range search.Modes() {
 					if m != rf.ranker {
 						modes = append(modes, m)
@@ -57,7 +62,7 @@ recall@8=<x> mrr=<x> ndcg@10=<x> n=<n>.`,
 			}
 			qs, err := eval.LoadQueries(queries)
 			if err != nil {
-				return err
+				return fmt.Errorf("--queries: %w", err)
 			}
 			reg, err := loadShelf(e, catalogs)
 			if err != nil {
@@ -94,7 +99,7 @@ recall@8=<x> mrr=<x> ndcg@10=<x> n=<n>.`,
 	}
 	cmd.Flags().StringVar(&queries, "queries", "", "labeled queries, JSON Lines (required)")
 	cmd.Flags().StringArrayVar(&catalogs, "catalog", nil, "catalog file or folder (repeatable; default: the built-in catalog)")
-	cmd.Flags().StringVar(&ks, "k", "1,3,5,8,10", "comma-separated cut-offs for recall@k")
+	cmd.Flags().StringVar(&ks, "k", joinInts(eval.DefaultKs()), "comma-separated cut-offs for recall@k")
 	cmd.Flags().BoolVar(&compare, "compare", false, "also run the other ranker and show both side by side")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reports as JSON, with per-query ranks")
 	cmd.Flags().BoolVar(&misses, "misses", false, "list the queries whose first relevant tool is not in the top 8")
@@ -185,6 +190,14 @@ func writeMisses(w io.Writer, r *eval.Report, qs []eval.Query) {
 			qs[i].Query, strings.Join(want, ", "), strings.Join(q.Top, ", "))
 	}
 	fmt.Fprintln(w)
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }
 
 func sortedKeys[V any](m map[string]V) []string {

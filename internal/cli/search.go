@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -18,33 +19,45 @@ import (
 type rankerFlags struct {
 	ranker   string
 	synonyms string
+	groups   [][]string // read from the synonyms file by check
 }
 
 func (f *rankerFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.ranker, "ranker", search.ModeToolshelf, "ranking mode: toolshelf (default) or pi (the reference BM25)")
-	cmd.Flags().StringVar(&f.synonyms, "synonyms", "", "file of extra synonym groups for the toolshelf ranker: one group per line, forms separated by commas")
+	cmd.Flags().StringVar(&f.synonyms, "synonyms", "", "file of extra synonym groups, one per line with forms separated by commas (toolshelf ranker only)")
 }
 
-// newRanker builds an empty ranker of the given mode.
-func (f *rankerFlags) newRanker(mode string) (search.Ranker, error) {
-	var opts search.Options
-	if f.synonyms != "" {
-		file, err := os.Open(f.synonyms)
-		if err != nil {
-			return nil, usagef("--synonyms: %v", err)
-		}
-		defer file.Close()
-		groups, err := search.ParseSynonyms(file)
-		if err != nil {
-			return nil, usagef("--synonyms %s: %v", f.synonyms, err)
-		}
-		opts.Synonyms = groups
+// check validates the flags and reads the synonyms file, before any work.
+// both reports that both rankers will run (eval --compare).
+func (f *rankerFlags) check(both bool) error {
+	if !slices.Contains(search.Modes(), f.ranker) {
+		return usagef("unknown ranker %q: use %s", f.ranker, strings.Join(search.Modes(), " or "))
 	}
-	r, err := search.New(mode, &opts)
+	if f.synonyms == "" {
+		return nil
+	}
+	if f.ranker != search.ModeToolshelf && !both {
+		return usagef("--synonyms works with the toolshelf ranker only; drop it or use --ranker toolshelf")
+	}
+	file, err := os.Open(f.synonyms)
 	if err != nil {
-		return nil, usageError{err}
+		return usagef("--synonyms: %v", err)
 	}
-	return r, nil
+	defer file.Close()
+	if f.groups, err = search.ParseSynonyms(file); err != nil {
+		return usagef("--synonyms %s: %v", f.synonyms, err)
+	}
+	return nil
+}
+
+// newRanker builds an empty ranker of the given mode; call check first.
+func (f *rankerFlags) newRanker(mode string) (search.Ranker, error) {
+	return search.New(mode, &search.Options{Synonyms: f.groups})
+}
+
+// explainer is a ranker that can explain a score.
+type explainer interface {
+	Explain(q search.Query, name string) string
 }
 
 func newSearchCmd(e *env) *cobra.Command {
@@ -78,6 +91,12 @@ select:a,b lists exactly the named tools; +word requires a word in every hit.`,
 			if limit <= 0 {
 				return usagef("--limit must be a positive integer, got %d", limit)
 			}
+			if err := rf.check(false); err != nil {
+				return err
+			}
+			if len(explain) > 0 && rf.ranker != search.ModeToolshelf {
+				return usagef("--explain works with the toolshelf ranker only")
+			}
 			query := strings.Join(args, " ")
 			ranker, err := rf.newRanker(rf.ranker)
 			if err != nil {
@@ -91,20 +110,18 @@ select:a,b lists exactly the named tools; +word requires a word in every hit.`,
 			if err != nil {
 				return usageError{err}
 			}
+			explained := map[string]string{}
+			if ex, ok := ranker.(explainer); ok {
+				for _, name := range explain {
+					explained[name] = ex.Explain(search.Query{Text: query, Limit: limit}, name)
+				}
+			}
 			if asJSON {
-				return writeSearchJSON(e, reg, ranker.Name(), query, out)
+				return writeSearchJSON(e, reg, ranker.Name(), query, out, explained)
 			}
 			writeSearchText(e, reg, out)
-			if len(explain) > 0 {
-				ex, ok := ranker.(interface {
-					Explain(search.Query, string) string
-				})
-				if !ok {
-					return usagef("--explain works with the toolshelf ranker only")
-				}
-				for _, name := range explain {
-					fmt.Fprintf(e.stdout, "\n%s:\n%s", name, ex.Explain(search.Query{Text: query, Limit: limit}, name))
-				}
+			for _, name := range explain {
+				fmt.Fprintf(e.stdout, "\n%s:\n%s", name, explained[name])
 			}
 			return nil
 		},
@@ -148,7 +165,7 @@ type searchHitJSON struct {
 	Description string  `json:"description"`
 }
 
-func writeSearchJSON(e *env, reg *tool.Registry, ranker, query string, out toolsearch.Outcome) error {
+func writeSearchJSON(e *env, reg *tool.Registry, ranker, query string, out toolsearch.Outcome, explained map[string]string) error {
 	hits := make([]searchHitJSON, len(out.Hits))
 	for i, h := range out.Hits {
 		t, _ := reg.Get(h.Name)
@@ -157,12 +174,16 @@ func writeSearchJSON(e *env, reg *tool.Registry, ranker, query string, out tools
 	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
+	if len(explained) == 0 {
+		explained = nil
+	}
 	return enc.Encode(struct {
-		Query  string          `json:"query"`
-		Ranker string          `json:"ranker"`
-		Hits   []searchHitJSON `json:"hits"`
-		Hint   *search.Hint    `json:"hint,omitempty"`
-	}{query, ranker, hits, out.Hint})
+		Query   string            `json:"query"`
+		Ranker  string            `json:"ranker"`
+		Hits    []searchHitJSON   `json:"hits"`
+		Hint    *search.Hint      `json:"hint,omitempty"`
+		Explain map[string]string `json:"explain,omitempty"`
+	}{query, ranker, hits, out.Hint, explained})
 }
 
 // truncate shortens s to at most n runes, marking a cut with "…".

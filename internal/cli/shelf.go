@@ -3,6 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strings"
 
 	"github.com/toolshelf/toolshelf/catalog"
 	"github.com/toolshelf/toolshelf/catalog/builtin"
@@ -10,8 +13,9 @@ import (
 )
 
 // loadShelf registers the tools of the given catalog files and folders, or
-// of the built-in catalog when there are none, as deferred tools. Problems
-// with single tools or files are reported on stderr as warnings; loading
+// of the built-in catalog when there are none, as deferred tools. A path
+// that cannot be read is an error; problems with single tools or files
+// inside readable paths are reported on stderr as warnings, and loading
 // fails only when no tool could be loaded.
 func loadShelf(e *env, paths []string) (*tool.Registry, error) {
 	reg := tool.NewRegistry()
@@ -23,6 +27,9 @@ func loadShelf(e *env, paths []string) (*tool.Registry, error) {
 		var servers []*catalog.Server
 		var errs []error
 		for _, p := range paths {
+			if _, statErr := os.Stat(p); errors.Is(statErr, fs.ErrNotExist) {
+				return nil, fmt.Errorf("--catalog %s: no such file or folder", p)
+			}
 			ss, err := catalog.ReadPath(p)
 			servers = append(servers, ss...)
 			if err != nil {
@@ -32,13 +39,11 @@ func loadShelf(e *env, paths []string) (*tool.Registry, error) {
 		errs = append(errs, catalog.Register(reg, namer, tool.Deferred, servers...))
 		err = errors.Join(errs...)
 	}
-	if err != nil {
-		for _, p := range flatten(err) {
-			fmt.Fprintf(e.stderr, "toolshelf: warning: %v\n", p)
-		}
+	for _, p := range flatten(err) {
+		fmt.Fprintf(e.stderr, "toolshelf: warning: %v\n", p)
 	}
 	if reg.Len() == 0 {
-		return nil, fmt.Errorf("no tools loaded from %v: fix the catalog files above or pass --catalog with a catalog file or folder", paths)
+		return nil, fmt.Errorf("no tools loaded from --catalog %s: fix the problems above", strings.Join(paths, ", "))
 	}
 	return reg, nil
 }
