@@ -114,17 +114,7 @@ func Parse(file string, data []byte) (*Server, error) {
 	if err := json.Unmarshal(data, &top); err != nil {
 		return fileErr("invalid JSON: %s", describeJSONError(data, err))
 	}
-	str := func(key string) (string, error) {
-		v, ok := top[key]
-		if !ok || string(v) == "null" {
-			return "", nil
-		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			return "", fmt.Errorf("%q must be a string", key)
-		}
-		return s, nil
-	}
+	str := func(key string) (string, error) { return stringField(top, key) }
 	s := &Server{File: file}
 	var problems []error
 	name, err := str("server")
@@ -187,17 +177,7 @@ func parseEntry(data json.RawMessage) (e Entry, ignored []error, err error) {
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
 		return e, nil, errors.New("not a JSON object")
 	}
-	str := func(key string) (string, error) {
-		v, ok := fields[key]
-		if !ok || string(v) == "null" {
-			return "", nil
-		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			return "", fmt.Errorf("%q must be a string", key)
-		}
-		return s, nil
-	}
+	str := func(key string) (string, error) { return stringField(fields, key) }
 	if v, ok := fields["name"]; !ok || string(v) == "null" {
 		return e, nil, errors.New(`missing "name"`)
 	}
@@ -238,6 +218,20 @@ func parseEntry(data json.RawMessage) (e Entry, ignored []error, err error) {
 		}
 	}
 	return e, ignored, nil
+}
+
+// stringField returns the string value of an object's key: "" when the
+// key is absent or null, an error naming the key when it is not a string.
+func stringField(obj map[string]json.RawMessage, key string) (string, error) {
+	v, ok := obj[key]
+	if !ok || string(v) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", fmt.Errorf("%q must be a string", key)
+	}
+	return s, nil
 }
 
 // schema checks that v, when present, is a JSON object and compacts it.
@@ -450,7 +444,16 @@ func Register(reg *tool.Registry, namer *tool.Namer, exposure tool.Exposure, ser
 	return errors.Join(errs...)
 }
 
-// leaves lists the errors joined in err.
+// Problems lists the individual problems in an error returned by this
+// package (which joins them), for reporting one per line.
+func Problems(err error) []error {
+	if err == nil {
+		return nil
+	}
+	return leaves(err)
+}
+
+// leaves lists the errors joined in err, however deeply.
 func leaves(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var out []error

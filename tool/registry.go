@@ -304,6 +304,19 @@ func (r *Registry) Deactivate(names ...string) []string {
 func (r *Registry) SetActive(names ...string) (activated, deactivated []string) {
 	r.mu.Lock()
 	var ch Change
+	r.replaceActiveLocked(names, &ch)
+	if len(ch.Deactivated) > 0 {
+		r.clearPendingLocked(&ch)
+	}
+	activated, deactivated = slices.Clone(ch.Activated), slices.Clone(ch.Deactivated)
+	r.commitAndNotify(&ch)
+	return activated, deactivated
+}
+
+// replaceActiveLocked makes the named tools (those registered and
+// activatable) the active set: others are deactivated, in place, and the
+// named ones not yet active are appended in the given order.
+func (r *Registry) replaceActiveLocked(names []string, ch *Change) {
 	want := make(map[string]bool, len(names))
 	for _, n := range names {
 		if e, ok := r.entries[n]; ok && e.tool.Exposure.Activatable() {
@@ -312,20 +325,14 @@ func (r *Registry) SetActive(names ...string) (activated, deactivated []string) 
 	}
 	for _, n := range slices.Clone(r.active) {
 		if !want[n] {
-			r.deactivateLocked(n, &ch)
+			r.deactivateLocked(n, ch)
 		}
 	}
 	for _, n := range names {
 		if want[n] {
-			r.activateLocked(n, &ch)
+			r.activateLocked(n, ch)
 		}
 	}
-	if len(ch.Deactivated) > 0 {
-		r.clearPendingLocked(&ch)
-	}
-	activated, deactivated = slices.Clone(ch.Activated), slices.Clone(ch.Deactivated)
-	r.commitAndNotify(&ch)
-	return activated, deactivated
 }
 
 // Restore brings back a loadout recorded earlier, for example the tools a
@@ -337,23 +344,11 @@ func (r *Registry) SetActive(names ...string) (activated, deactivated []string) 
 func (r *Registry) Restore(names ...string) []string {
 	r.mu.Lock()
 	var ch Change
+	r.replaceActiveLocked(names, &ch)
 	var pending []string
-	want := make(map[string]bool, len(names))
 	for _, n := range names {
-		if e, ok := r.entries[n]; ok {
-			want[n] = e.tool.Exposure.Activatable()
-		} else if !slices.Contains(pending, n) {
+		if _, ok := r.entries[n]; !ok && !slices.Contains(pending, n) {
 			pending = append(pending, n)
-		}
-	}
-	for _, n := range slices.Clone(r.active) {
-		if !want[n] {
-			r.deactivateLocked(n, &ch)
-		}
-	}
-	for _, n := range names {
-		if want[n] {
-			r.activateLocked(n, &ch)
 		}
 	}
 	if !slices.Equal(pending, r.pending) {

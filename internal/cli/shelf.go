@@ -39,26 +39,11 @@ func loadShelf(e *env, paths []string) (*tool.Registry, error) {
 		errs = append(errs, catalog.Register(reg, namer, tool.Deferred, servers...))
 		err = errors.Join(errs...)
 	}
-	for _, p := range flatten(err) {
+	for _, p := range catalog.Problems(err) {
 		fmt.Fprintf(e.stderr, "toolshelf: warning: %v\n", p)
 	}
 	if reg.Len() == 0 {
 		return nil, fmt.Errorf("no tools loaded from --catalog %s: fix the problems above", strings.Join(paths, ", "))
 	}
 	return reg, nil
-}
-
-// flatten lists the leaves of joined errors.
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flatten(e)...)
-		}
-		return out
-	}
-	if err == nil {
-		return nil
-	}
-	return []error{err}
 }
