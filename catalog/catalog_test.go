@@ -154,18 +154,26 @@ func TestReadFS(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			servers, err := catalog.ReadFS(catalogFS(), tt.path)
-			if diff := cmp.Diff(tt.wantServers, serverSummary(servers)); diff != "" {
-				t.Errorf("servers (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantProblems, summarize(problems(t, err))); diff != "" {
-				t.Errorf("problems (-want +got):\n%s", diff)
-			}
-			for _, want := range tt.wantErr {
-				if err == nil || !strings.Contains(err.Error(), want) {
-					t.Errorf("error %v does not contain %q", err, want)
-				}
-			}
+			checkRead(t, servers, err, tt.wantServers, tt.wantProblems, tt.wantErr)
 		})
+	}
+}
+
+// checkRead compares what ReadFS or ReadPath returned with what a test
+// wants: the servers, the problems and parts of the error text.
+func checkRead(t *testing.T, servers []*catalog.Server, err error, wantServers []string,
+	wantProblems []problemSummary, wantErr []string) {
+	t.Helper()
+	if diff := cmp.Diff(wantServers, serverSummary(servers)); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantProblems, summarize(problems(t, err))); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	for _, want := range wantErr {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not contain %q", err, want)
+		}
 	}
 }
 
@@ -261,17 +269,7 @@ func TestReadPath(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			servers, err := catalog.ReadPath(tt.path)
-			if diff := cmp.Diff(tt.wantServers, serverSummary(servers)); diff != "" {
-				t.Errorf("servers (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantProblems, summarize(problems(t, err))); diff != "" {
-				t.Errorf("problems (-want +got):\n%s", diff)
-			}
-			for _, want := range tt.wantErr {
-				if err == nil || !strings.Contains(err.Error(), want) {
-					t.Errorf("error %v does not contain %q", err, want)
-				}
-			}
+			checkRead(t, servers, err, tt.wantServers, tt.wantProblems, tt.wantErr)
 		})
 	}
 }
