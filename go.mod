@@ -11,7 +11,9 @@ require (
 	github.com/agnivade/levenshtein v1.2.2
 	github.com/google/go-cmp v0.7.0
 	github.com/kljensen/snowball v0.10.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
+	golang.org/x/text v0.42.0
 )
 
 require (

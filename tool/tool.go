@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+
+	"github.com/toolshelf/toolshelf/llm"
 )
 
 // MaxNameLength is the longest tool name the registry accepts. It is the
@@ -54,6 +56,15 @@ type Tool struct {
 	// Handler runs the tool. Nil for tools that are known but cannot be
 	// executed here, such as catalog entries loaded for search.
 	Handler Handler
+	// Sequential asks that the tool run alone: when a model calls it,
+	// the calls of that response run one after another instead of in
+	// parallel.
+	Sequential bool
+}
+
+// Declaration returns what the model is told about the tool.
+func (t Tool) Declaration() llm.Tool {
+	return llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 }
 
 // Namespace is a group of tools, usually the tools of one MCP server.

@@ -19,11 +19,16 @@ var layer = map[string]int{
 	"cmd/toolshelf":   0,
 	"internal/cli":    1,
 	"eval":            2,
+	"agent":           2,
+	"session":         3,
 	"catalog/builtin": 2,
 	"catalog":         3,
 	"toolsearch":      3,
 	"tool":            4,
 	"search":          4,
+	"transcript":      4,
+	"llm/llmtest":     4,
+	"llm":             5,
 	"internal/layers": 9,
 }
 

@@ -1,0 +1,16 @@
+// Package agent is toolshelf's loop. Before every request it compares what
+// the transcript says the model knows with what the runtime can execute
+// (the registry's active tools) and appends the difference as a system
+// update; it streams the model's answer, runs the tools it calls (arguments
+// validated against each tool's JSON Schema, BeforeToolCall hooks that may
+// wait or block, parallel by default, results in call order) and appends
+// their results, until the model answers without tool calls.
+//
+// Guarantees: a tool activated during a tool call (by tool_search, say) is
+// declared before the next request, never retroactively; the transcript
+// never holds a tool call without its result, whether the answer hit the
+// output limit, the stream failed, the run was cancelled or a tool
+// panicked; and tools whose names are pending in the registry (a resumed
+// session whose MCP server has not reconnected yet) keep their declaration
+// until they register, so a resume declares no removal.
+package agent

@@ -1,0 +1,216 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"slices"
+
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/tool"
+)
+
+// Call is one tool call on its way to execution, as hooks see it.
+type Call struct {
+	// ID and Name are the model's call id and tool name.
+	ID, Name string
+	// Args are the call's arguments, validated against the tool's schema.
+	// A BeforeHook may replace them.
+	Args json.RawMessage
+	// Tool is the registered tool.
+	Tool tool.Tool
+}
+
+// BeforeHook runs before a call executes, after its arguments have been
+// validated. It may wait (for the server a tool needs, say) as long as ctx
+// allows, and may replace c.Args. Returning an error blocks the call: the
+// model gets an error result with the error's text.
+type BeforeHook func(ctx context.Context, c *Call) error
+
+// AfterHook runs after a call has executed (or failed) and may change its
+// result before it is appended.
+type AfterHook func(ctx context.Context, c *Call, res *tool.Result)
+
+// cancelledText is the result of a call that a cancellation interrupted
+// or prevented.
+const cancelledText = "Tool call cancelled: the run was interrupted before the tool finished."
+
+// execute runs an answer's tool calls and returns their results in call
+// order. Preparation (lookup, validation, BeforeToolCall hooks) runs in call
+// order; executions run in parallel unless the configuration or a called
+// tool asks otherwise. When the run is cancelled, every call still open
+// gets a cancelled result at once; tools still running are left to notice
+// the cancellation of their context.
+func (r *runner) execute(calls []llm.ToolCall) []llm.Message {
+	a := r.a
+	if len(calls) == 0 {
+		return nil
+	}
+	results := make([]llm.Message, len(calls))
+	done := make([]bool, len(calls))
+	prepared := make([]*Call, len(calls))
+	sequential := a.cfg.Sequential
+	for i, c := range calls {
+		r.emit(Event{Type: EventToolStart, Call: &calls[i]})
+		p, errText := r.prepare(c)
+		if errText != "" {
+			results[i], done[i] = errorResult(c, errText, a.now()), true
+			continue
+		}
+		prepared[i] = p
+		sequential = sequential || p.Tool.Sequential
+	}
+
+	type outcome struct {
+		i   int
+		res llm.Message
+	}
+	out := make(chan outcome, len(calls))
+	run := func(i int) {
+		out <- outcome{i, r.invoke(calls[i], prepared[i])}
+	}
+	started := 0
+	for i := range calls {
+		if done[i] {
+			continue
+		}
+		if r.ctx.Err() != nil {
+			break
+		}
+		started++
+		if sequential {
+			run(i)
+			o := <-out
+			results[o.i], done[o.i] = o.res, true
+			continue
+		}
+		go run(i)
+	}
+	if !sequential {
+		for range started {
+			select {
+			case o := <-out:
+				results[o.i], done[o.i] = o.res, true
+			case <-r.ctx.Done():
+			}
+			if r.ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	// Collect whatever finished before a cancellation; the rest is
+	// cancelled.
+	for {
+		select {
+		case o := <-out:
+			results[o.i], done[o.i] = o.res, true
+			continue
+		default:
+		}
+		break
+	}
+	for i, c := range calls {
+		if !done[i] {
+			results[i] = errorResult(c, cancelledText, a.now())
+		}
+		r.emit(Event{Type: EventToolEnd, Call: &calls[i], Message: &results[i]})
+	}
+	return results
+}
+
+// prepare finds the tool, validates the arguments and runs the
+// BeforeToolCall hooks. It returns the error text of a call that must not
+// run.
+func (r *runner) prepare(c llm.ToolCall) (*Call, string) {
+	a := r.a
+	t, ok := a.cfg.Tools.Get(c.Name)
+	switch {
+	case !ok && slices.Contains(a.cfg.Tools.Pending(), c.Name):
+		return nil, fmt.Sprintf("Tool %q is not available yet: the server that provides it has not registered it. Try again later.", c.Name)
+	case !ok:
+		return nil, fmt.Sprintf("Tool %q does not exist. Call only the tools you have been given.", c.Name)
+	case !a.cfg.Tools.IsActive(c.Name) && t.Exposure.Loadable():
+		return nil, fmt.Sprintf("Tool %q is not loaded. Load it with tool_search first.", c.Name)
+	case !a.cfg.Tools.IsActive(c.Name):
+		return nil, fmt.Sprintf("Tool %q is not available.", c.Name)
+	case t.Handler == nil:
+		return nil, fmt.Sprintf("Tool %q cannot be run here: it has no implementation.", c.Name)
+	}
+	args := bytes.TrimSpace(c.Arguments)
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	if err := a.schema.validate(t, args); err != nil {
+		return nil, fmt.Sprintf("Invalid arguments for tool %q: %v", c.Name, err)
+	}
+	call := &Call{ID: c.ID, Name: c.Name, Args: json.RawMessage(args), Tool: t}
+	for _, h := range a.cfg.BeforeToolCall {
+		if err := h(r.ctx, call); err != nil {
+			return nil, fmt.Sprintf("Tool call %q was blocked: %v", c.Name, err)
+		}
+	}
+	return call, ""
+}
+
+// invoke runs a prepared call: the handler (a panic becomes an error
+// result), then the AfterToolCall hooks.
+func (r *runner) invoke(c llm.ToolCall, call *Call) llm.Message {
+	a := r.a
+	res := func() (res *tool.Result) {
+		defer func() {
+			if p := recover(); p != nil {
+				a.cfg.Logger.Error("tool panicked", "tool", call.Name, "panic", p, "stack", string(debug.Stack()))
+				res = tool.ErrorResult(fmt.Sprintf("Tool %q failed: it panicked: %v", call.Name, p))
+			}
+		}()
+		res, err := call.Tool.Handler.Call(r.ctx, call.Args)
+		switch {
+		case err != nil && r.ctx.Err() != nil:
+			return tool.ErrorResult(cancelledText)
+		case err != nil:
+			return tool.ErrorResult(fmt.Sprintf("Tool %q failed: %v", call.Name, err))
+		case res == nil:
+			return tool.TextResult("")
+		}
+		return res
+	}()
+	for _, h := range a.cfg.AfterToolCall {
+		h(r.ctx, call, res)
+	}
+	return resultMessage(c, res, a.now())
+}
+
+// resultMessage turns a tool result into a transcript message.
+func resultMessage(c llm.ToolCall, res *tool.Result, now int64) llm.Message {
+	m := llm.Message{Role: llm.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, IsError: res.IsError, Timestamp: now}
+	for _, part := range res.Content {
+		if part.MIMEType != "" || part.Data != nil {
+			m.Content = append(m.Content, llm.Part{Type: llm.PartImage, MIMEType: part.MIMEType, Data: part.Data})
+			continue
+		}
+		m.Content = append(m.Content, llm.Text(part.Text))
+	}
+	if res.Details != nil {
+		if b, err := json.Marshal(res.Details); err == nil {
+			m.Details = b
+		}
+	}
+	return m
+}
+
+// errorResult is an error result with one text part.
+func errorResult(c llm.ToolCall, text string, now int64) llm.Message {
+	return llm.Message{Role: llm.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, IsError: true,
+		Content: []llm.Part{llm.Text(text)}, Timestamp: now}
+}
+
+// closeCalls answers every call with the same error text.
+func closeCalls(calls []llm.ToolCall, text string, now int64) []llm.Message {
+	out := make([]llm.Message, len(calls))
+	for i, c := range calls {
+		out[i] = errorResult(c, text, now)
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/llm/llmtest"
+	"github.com/toolshelf/toolshelf/search"
+	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
+	"github.com/toolshelf/toolshelf/transcript"
+)
+
+// shelf returns a registry with tool_search (active) and, unless
+// connecting is true (its server has not connected yet), a deferred
+// server tool.
+func shelf(t *testing.T, connecting bool) *tool.Registry {
+	t.Helper()
+	reg := tool.NewRegistry()
+	r, _ := search.NewBM25F(nil)
+	s := toolsearch.New(reg, r)
+	ts := s.Tool()
+	ts.StartInactive = false
+	if err := reg.Register(ts); err != nil {
+		t.Fatal(err)
+	}
+	if !connecting {
+		registerServerTool(t, reg)
+	}
+	return reg
+}
+
+func registerServerTool(t *testing.T, reg *tool.Registry) {
+	t.Helper()
+	err := reg.Register(tool.Tool{Name: "mcp__tracker__create_issue", Description: "Create an issue in the tracker.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`),
+		Exposure:   tool.Deferred,
+		Handler: tool.HandlerFunc(func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
+			return tool.TextResult("created " + string(args)), nil
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResumeKeepsToolsLoadedBySearch: a transcript that loaded a deferred
+// tool with tool_search is resumed before the tool's server has registered
+// it. The first run declares nothing new and removes nothing; once the tool
+// registers it is active again and callable, still without a new
+// declaration.
+func TestResumeKeepsToolsLoadedBySearch(t *testing.T) {
+	// The first session: search, load, use.
+	reg := shelf(t, false)
+	model := llmtest.New(
+		llmtest.Call(call("s1", "tool_search", `{"query":"create issue"}`)),
+		llmtest.Call(call("c1", "mcp__tracker__create_issue", `{"title":"bug"}`)),
+		llmtest.Say("filed"))
+	a := newAgent(t, model, reg, agent.Config{SystemPrompt: "base"})
+	if _, err := runAll(t, a, llm.UserText("file a bug", 1)); err != nil {
+		t.Fatal(err)
+	}
+	saved := a.Messages()
+	declared := toolNames(transcript.CurrentTools(saved))
+	if !cmp.Equal(declared, []string{"tool_search", "mcp__tracker__create_issue"}) {
+		t.Fatalf("declared before the resume: %v", declared)
+	}
+
+	// Resume with a fresh registry whose server is still connecting.
+	reg2 := shelf(t, true)
+	reg2.Restore(declared...)
+	model2 := llmtest.New(llmtest.Say("hello again"), llmtest.Call(call("c2", "mcp__tracker__create_issue", `{"title":"again"}`)),
+		llmtest.Say("filed again"))
+	b := newAgent(t, model2, reg2, agent.Config{Messages: saved})
+	if _, err := runAll(t, b, llm.UserText("are you there", 2)); err != nil {
+		t.Fatal(err)
+	}
+	added := b.Messages()[len(saved):]
+	if diff := cmp.Diff([]string{"user", "assistant:stop"}, roles(added)); diff != "" {
+		t.Errorf("the first run after the resume appended (-want +got):\n%s", diff)
+	}
+	if got := toolNames(transcript.CurrentTools(model2.Requests()[0].Messages)); !cmp.Equal(got, declared) {
+		t.Errorf("the request declares %v, want %v", got, declared)
+	}
+
+	// The server connects: the tool registers and is active again.
+	registerServerTool(t, reg2)
+	if !reg2.IsActive("mcp__tracker__create_issue") {
+		t.Fatal("the pending tool did not become active when it registered")
+	}
+	n := len(b.Messages())
+	if _, err := runAll(t, b, llm.UserText("file another", 3)); err != nil {
+		t.Fatal(err)
+	}
+	added = b.Messages()[n:]
+	want := []string{"user", "assistant:toolUse", "toolResult:c2", "assistant:stop"}
+	if diff := cmp.Diff(want, roles(added)); diff != "" {
+		t.Errorf("after the tool registered (-want +got):\n%s", diff)
+	}
+	if got, isErr := resultText(added, "c2"); isErr || got != `created {"title":"again"}` {
+		t.Errorf("the restored tool's result: %q (error %v)", got, isErr)
+	}
+}
