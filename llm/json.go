@@ -34,7 +34,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	switch m.Role {
 	case RoleSystem:
 		if text := ContentText(m.Content, "\n"); text != "" || len(m.Content) > 0 {
-			j.Content, err = json.Marshal(text)
+			j.Content, err = marshal(text)
 		}
 		if m.Sections != nil {
 			s := m.Sections
@@ -46,7 +46,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		if content == nil {
 			content = []Part{}
 		}
-		j.Content, err = json.Marshal(content)
+		j.Content, err = marshal(content)
 		j.ToolCallID, j.ToolName, j.IsError = m.ToolCallID, m.ToolName, m.IsError
 		if len(m.Details) > 0 && json.Valid(m.Details) {
 			j.Details = m.Details
@@ -56,7 +56,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(j)
+	return marshal(j)
 }
 
 // UnmarshalJSON reads a message; content may be a string or an array of

@@ -224,6 +224,9 @@ type partJSON struct {
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// RawArguments holds arguments that are not valid JSON (model
+	// output is untrusted), as a string, in place of Arguments.
+	RawArguments *string `json:"rawArguments,omitempty"`
 }
 
 // MarshalJSON writes a part as {"type": ..., ...} with the fields of its
@@ -248,14 +251,14 @@ func (p Part) MarshalJSON() ([]byte, error) {
 		if len(bytes.TrimSpace(j.Arguments)) == 0 {
 			j.Arguments = json.RawMessage("{}")
 		} else if !json.Valid(j.Arguments) {
-			// Model output may be malformed; keep it, as a string.
-			s, _ := json.Marshal(string(p.ToolCall.Arguments))
-			j.Arguments = s
+			// Model output may be malformed; keep it as it was.
+			raw := string(p.ToolCall.Arguments)
+			j.Arguments, j.RawArguments = nil, &raw
 		}
 	default:
 		return nil, fmt.Errorf("unknown part type %q", p.Type)
 	}
-	return json.Marshal(j)
+	return marshal(j)
 }
 
 // UnmarshalJSON reads a part written by MarshalJSON.
@@ -283,9 +286,8 @@ func (p *Part) UnmarshalJSON(b []byte) error {
 		p.MIMEType, p.Data = j.MIMEType, data
 	case PartToolCall:
 		args := j.Arguments
-		var s string
-		if len(args) > 0 && args[0] == '"' && json.Unmarshal(args, &s) == nil {
-			args = json.RawMessage(s) // malformed arguments kept as a string
+		if j.RawArguments != nil {
+			args = json.RawMessage(*j.RawArguments)
 		}
 		p.ToolCall = &ToolCall{ID: j.ID, Name: j.Name, Arguments: args}
 	default:

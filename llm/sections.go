@@ -58,7 +58,7 @@ func (s Sections) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, err := json.Marshal(sec.Name)
+		k, err := marshal(sec.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +68,7 @@ func (s Sections) MarshalJSON() ([]byte, error) {
 			b.WriteString("null")
 			continue
 		}
-		v, err := json.Marshal(*sec.Text)
+		v, err := marshal(*sec.Text)
 		if err != nil {
 			return nil, err
 		}

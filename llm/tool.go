@@ -39,12 +39,12 @@ func (t Tool) Canonical() []byte {
 	if len(bytes.TrimSpace(params)) == 0 {
 		params = json.RawMessage("{}")
 	}
-	b, err := json.Marshal(Tool{Name: t.Name, Description: t.Description, Parameters: params,
+	b, err := marshal(Tool{Name: t.Name, Description: t.Description, Parameters: params,
 		ConstrainedSampling: t.ConstrainedSampling})
 	if err != nil {
 		// Invalid JSON in the schema: compare it as an opaque string so
 		// that equal bytes are still equal and nothing panics.
-		b, _ = json.Marshal(struct {
+		b, _ = marshal(struct {
 			Name, Description, Parameters, ConstrainedSampling string
 		}{t.Name, t.Description, string(t.Parameters), string(t.ConstrainedSampling)})
 	}
