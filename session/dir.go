@@ -1,0 +1,170 @@
+package session
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolshelf/toolshelf/llm"
+)
+
+// Fork starts a new session in dir from the session file at path: its
+// header names path (made absolute) as parentSession and at as
+// parentEntry, and it holds copies of the entries from the root to at
+// (same ids, same lines), with the leaf at at. An empty at means the
+// source's last entry. The source is read, never modified; a torn final
+// line in it is ignored. The new header's cwd is opts.Cwd, or the
+// source's when that is empty.
+func Fork(path, at, dir string, opts *Options) (*Session, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("forking session: %w", err)
+	}
+	src, err := parse(path, data)
+	if err != nil {
+		return nil, fmt.Errorf("forking session: %w", err)
+	}
+	if at == "" {
+		at = src.leaf()
+	} else if _, ok := src.index[at]; !ok {
+		return nil, fmt.Errorf("forking session %s at %q: %w", path, at, ErrUnknownEntry)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("forking session: %w", err)
+	}
+	h := Header{Version: Version, ID: randomHex(8), Timestamp: opts.now(), Cwd: src.header.Cwd,
+		ParentSession: abs, ParentEntry: at}
+	if opts != nil && opts.Cwd != "" {
+		h.Cwd = opts.Cwd
+	}
+	var body []byte
+	for _, i := range src.branch(at) {
+		body = append(append(body, src.entries[i].Raw...), '\n')
+	}
+	return create(dir, h, body, opts)
+}
+
+// Info describes a session file, as [List] finds it.
+type Info struct {
+	// Path is the file's path.
+	Path string
+	// Err is why the file could not be read; the other fields but Path
+	// are then zero.
+	Err error
+	// ID, Timestamp, Cwd, ParentSession and ParentEntry come from the
+	// header.
+	ID            string
+	Timestamp     time.Time
+	Cwd           string
+	ParentSession string
+	ParentEntry   string
+	// Entries counts the entries on every branch.
+	Entries int
+	// FirstUserText is the text of the first user message in the file,
+	// white space collapsed and cut to 80 runes: a title for listings.
+	FirstUserText string
+}
+
+// titleRunes is the most runes of Info.FirstUserText.
+const titleRunes = 80
+
+// List describes the sessions in dir (the files whose names end in
+// ".jsonl"), newest first by header timestamp. A file that cannot be read
+// is listed with its Err set, after the others. A missing dir holds no
+// sessions.
+func List(dir string) ([]Info, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	var out []Info
+	for _, de := range des {
+		if !strings.HasSuffix(de.Name(), ".jsonl") || de.IsDir() {
+			continue
+		}
+		out = append(out, info(filepath.Join(dir, de.Name())))
+	}
+	slices.SortStableFunc(out, func(a, b Info) int {
+		if (a.Err == nil) != (b.Err == nil) {
+			if a.Err == nil {
+				return -1
+			}
+			return 1
+		}
+		if c := b.Timestamp.Compare(a.Timestamp); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.Path, a.Path)
+	})
+	return out, nil
+}
+
+// info reads one session file for List.
+func info(path string) Info {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Info{Path: path, Err: err}
+	}
+	p, err := parse(path, data)
+	if err != nil {
+		return Info{Path: path, Err: err}
+	}
+	in := Info{Path: path, ID: p.header.ID, Timestamp: p.header.Timestamp, Cwd: p.header.Cwd,
+		ParentSession: p.header.ParentSession, ParentEntry: p.header.ParentEntry, Entries: len(p.entries)}
+	for _, e := range p.entries {
+		if e.Message != nil && e.Message.Role == llm.RoleUser {
+			in.FirstUserText = title(llm.ContentText(e.Message.Content, " "))
+			break
+		}
+	}
+	return in
+}
+
+// title collapses white space and cuts s to titleRunes runes, the last
+// one an ellipsis when it was cut.
+func title(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= titleRunes {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:titleRunes-1]) + "…"
+}
+
+// Latest returns the path of the newest readable session in dir, for
+// resuming the last session; [ErrNoSessions] when there is none.
+func Latest(dir string) (string, error) {
+	infos, err := List(dir)
+	if err != nil {
+		return "", err
+	}
+	if len(infos) == 0 || infos[0].Err != nil {
+		return "", fmt.Errorf("%s: %w", dir, ErrNoSessions)
+	}
+	return infos[0].Path, nil
+}
+
+// DefaultDir returns where sessions are kept by default:
+// $XDG_DATA_HOME/toolshelf/sessions, or ~/.local/share/toolshelf/sessions
+// when XDG_DATA_HOME is unset or not an absolute path.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "toolshelf", "sessions"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the session directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "toolshelf", "sessions"), nil
+}
