@@ -22,6 +22,12 @@ type Recorder interface {
 	Append(m llm.Message) error
 }
 
+// RecorderFunc adapts a function to a [Recorder].
+type RecorderFunc func(m llm.Message) error
+
+// Append calls f(m).
+func (f RecorderFunc) Append(m llm.Message) error { return f(m) }
+
 // Config configures an [Agent].
 type Config struct {
 	// Model answers requests. Required.

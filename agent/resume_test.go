@@ -11,6 +11,7 @@ import (
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/llm/llmtest"
 	"github.com/toolshelf/toolshelf/search"
+	"github.com/toolshelf/toolshelf/session"
 	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/toolsearch"
 	"github.com/toolshelf/toolshelf/transcript"
@@ -48,23 +49,49 @@ func registerServerTool(t *testing.T, reg *tool.Registry) {
 	}
 }
 
-// TestResumeKeepsToolsLoadedBySearch: a transcript that loaded a deferred
-// tool with tool_search is resumed before the tool's server has registered
-// it. The first run declares nothing new and removes nothing; once the tool
+// record returns a Recorder that appends to a session.
+func record(s *session.Session) agent.Recorder {
+	return agent.RecorderFunc(func(m llm.Message) error {
+		_, err := s.Append(m)
+		return err
+	})
+}
+
+// TestResumeKeepsToolsLoadedBySearch: a session that loaded a deferred tool
+// with tool_search is reopened before the tool's server has registered it.
+// The first run declares nothing new and removes nothing; once the tool
 // registers it is active again and callable, still without a new
 // declaration.
 func TestResumeKeepsToolsLoadedBySearch(t *testing.T) {
+	dir := t.TempDir()
 	// The first session: search, load, use.
+	s1, err := session.Create(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg := shelf(t, false)
 	model := llmtest.New(
 		llmtest.Call(call("s1", "tool_search", `{"query":"create issue"}`)),
 		llmtest.Call(call("c1", "mcp__tracker__create_issue", `{"title":"bug"}`)),
 		llmtest.Say("filed"))
-	a := newAgent(t, model, reg, agent.Config{SystemPrompt: "base"})
+	a := newAgent(t, model, reg, agent.Config{SystemPrompt: "base", Recorder: record(s1)})
 	if _, err := runAll(t, a, llm.UserText("file a bug", 1)); err != nil {
 		t.Fatal(err)
 	}
-	saved := a.Messages()
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Reopen the file, as a new process would.
+	s2, err := session.Open(s1.Path(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	saved := s2.Messages()
+	if diff := cmp.Diff(roles(a.Messages()), roles(saved)); diff != "" {
+		t.Fatalf("the session file holds (-transcript +file):\n%s", diff)
+	}
 	declared := toolNames(transcript.CurrentTools(saved))
 	if !cmp.Equal(declared, []string{"tool_search", "mcp__tracker__create_issue"}) {
 		t.Fatalf("declared before the resume: %v", declared)
@@ -75,7 +102,7 @@ func TestResumeKeepsToolsLoadedBySearch(t *testing.T) {
 	reg2.Restore(declared...)
 	model2 := llmtest.New(llmtest.Say("hello again"), llmtest.Call(call("c2", "mcp__tracker__create_issue", `{"title":"again"}`)),
 		llmtest.Say("filed again"))
-	b := newAgent(t, model2, reg2, agent.Config{Messages: saved})
+	b := newAgent(t, model2, reg2, agent.Config{Messages: saved, Recorder: record(s2)})
 	if _, err := runAll(t, b, llm.UserText("are you there", 2)); err != nil {
 		t.Fatal(err)
 	}
@@ -103,5 +130,8 @@ func TestResumeKeepsToolsLoadedBySearch(t *testing.T) {
 	}
 	if got, isErr := resultText(added, "c2"); isErr || got != `created {"title":"again"}` {
 		t.Errorf("the restored tool's result: %q (error %v)", got, isErr)
+	}
+	if diff := cmp.Diff(roles(b.Messages()), roles(s2.Messages())); diff != "" {
+		t.Errorf("the session file holds (-transcript +file):\n%s", diff)
 	}
 }

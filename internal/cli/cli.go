@@ -73,8 +73,8 @@ func newRoot(e *env) *cobra.Command {
 		Use:   "toolshelf",
 		Short: "On-demand tool loading that never breaks the prompt cache",
 		Long: `toolshelf keeps tools on a shelf: registered and searchable, but not declared to
-the model until it loads them. Its commands search and evaluate the shelf; without
---catalog they use the built-in catalog of 1,564 real MCP tools.`,
+the model until it loads them. Its commands search and evaluate the shelf (without
+--catalog, the built-in catalog of 1,564 real MCP tools) and manage saved sessions.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          noArgs,
@@ -83,7 +83,7 @@ the model until it loads them. Its commands search and evaluate the shelf; witho
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &flagError{err} })
-	root.AddCommand(newSearchCmd(e), newEvalCmd(e))
+	root.AddCommand(newSearchCmd(e), newEvalCmd(e), newSessionsCmd(e))
 	return root
 }
 

@@ -1,0 +1,292 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/session"
+)
+
+func newSessionsCmd(e *env) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List, show and fork saved sessions",
+		Long: `Sessions are append-only JSON Lines files, one per conversation, in the session
+directory ($XDG_DATA_HOME/toolshelf/sessions, by default ~/.local/share/toolshelf/sessions).
+A session is named by its id (or a unique prefix of it), its file path, or "last".`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.PersistentFlags().StringVar(&dir, "dir", "", "session directory (default: the XDG data directory)")
+	resolveDir := func() (string, error) {
+		if dir != "" {
+			return dir, nil
+		}
+		return session.DefaultDir()
+	}
+	cmd.AddCommand(newSessionsListCmd(e, resolveDir), newSessionsShowCmd(e, resolveDir), newSessionsForkCmd(e, resolveDir))
+	return cmd
+}
+
+func newSessionsListCmd(e *env, resolveDir func() (string, error)) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the sessions, newest first",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := resolveDir()
+			if err != nil {
+				return err
+			}
+			infos, err := session.List(dir)
+			if err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					infos = nil
+				} else {
+					return err
+				}
+			}
+			if asJSON {
+				type row struct {
+					ID            string    `json:"id,omitempty"`
+					Path          string    `json:"path"`
+					Timestamp     time.Time `json:"timestamp,omitzero"`
+					Entries       int       `json:"entries"`
+					ParentSession string    `json:"parentSession,omitempty"`
+					Title         string    `json:"title,omitempty"`
+					Error         string    `json:"error,omitempty"`
+				}
+				rows := make([]row, 0, len(infos))
+				for _, in := range infos {
+					r := row{ID: in.ID, Path: in.Path, Timestamp: in.Timestamp, Entries: in.Entries,
+						ParentSession: in.ParentSession, Title: in.FirstUserText}
+					if in.Err != nil {
+						r.Error = in.Err.Error()
+					}
+					rows = append(rows, r)
+				}
+				return writeJSON(e.stdout, rows)
+			}
+			if len(infos) == 0 {
+				fmt.Fprintf(e.stdout, "No sessions in %s.\n", dir)
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTARTED\tENTRIES\tFIRST MESSAGE")
+			for _, in := range infos {
+				if in.Err != nil {
+					fmt.Fprintf(tw, "?\t\t\t%s: %v\n", in.Path, in.Err)
+					continue
+				}
+				title := in.FirstUserText
+				if in.ParentSession != "" {
+					title = "(fork) " + title
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", in.ID, in.Timestamp.Local().Format("2006-01-02 15:04"), in.Entries, title)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
+	return cmd
+}
+
+// findSession resolves a session name: "last", a path, or an id or unique
+// id prefix in dir.
+func findSession(dir, name string) (string, error) {
+	if name == "last" {
+		p, err := session.Latest(dir)
+		if err != nil {
+			return "", fmt.Errorf("no sessions in %s yet", dir)
+		}
+		return p, nil
+	}
+	if strings.ContainsRune(name, os.PathSeparator) || strings.HasSuffix(name, ".jsonl") {
+		if _, err := os.Stat(name); err != nil {
+			return "", fmt.Errorf("session %s: %w", name, err)
+		}
+		return name, nil
+	}
+	infos, err := session.List(dir)
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, in := range infos {
+		if in.Err == nil && strings.HasPrefix(in.ID, name) {
+			matches = append(matches, in.Path)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", usagef("no session %q in %s: run 'toolshelf sessions list' for the ids", name, dir)
+	case 1:
+		return matches[0], nil
+	}
+	return "", usagef("%q names %d sessions; give more of the id", name, len(matches))
+}
+
+func newSessionsShowCmd(e *env, resolveDir func() (string, error)) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID|PATH|last",
+		Short: "Show a session's conversation (the current branch)",
+		Args:  exactlyOne("show needs a session: an id, a path or last"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := resolveDir()
+			if err != nil {
+				return err
+			}
+			path, err := findSession(dir, args[0])
+			if err != nil {
+				return err
+			}
+			s, err := session.Open(path, &session.Options{ReadOnly: true})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if asJSON {
+				return writeJSON(e.stdout, struct {
+					Header  session.Header  `json:"header"`
+					Branch  []session.Entry `json:"branch"`
+					Context []llm.Message   `json:"context"`
+				}{s.Header(), s.Branch(), s.Messages()})
+			}
+			h := s.Header()
+			fmt.Fprintf(e.stdout, "session %s  started %s  %s\n", h.ID, h.Timestamp.Local().Format(time.DateTime), path)
+			if h.ParentSession != "" {
+				fmt.Fprintf(e.stdout, "forked from %s at %s\n", h.ParentSession, h.ParentEntry)
+			}
+			for _, en := range s.Branch() {
+				writeEntry(e.stdout, en)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the header, the branch's entries and the model's context as JSON")
+	return cmd
+}
+
+func newSessionsForkCmd(e *env, resolveDir func() (string, error)) *cobra.Command {
+	var at string
+	cmd := &cobra.Command{
+		Use:   "fork ID|PATH|last",
+		Short: "Copy a session's branch into a new session",
+		Long: `Fork creates a new session holding the conversation of an existing one up to an
+entry (by default its last), with a reference to where it came from; the original
+is not changed. It prints the new session's path.`,
+		Args: exactlyOne("fork needs a session: an id, a path or last"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := resolveDir()
+			if err != nil {
+				return err
+			}
+			path, err := findSession(dir, args[0])
+			if err != nil {
+				return err
+			}
+			if at == "" {
+				s, err := session.Open(path, &session.Options{ReadOnly: true})
+				if err != nil {
+					return err
+				}
+				at = s.Leaf()
+				s.Close()
+			}
+			forked, err := session.Fork(path, at, dir, nil)
+			if err != nil {
+				return err
+			}
+			defer forked.Close()
+			fmt.Fprintln(e.stdout, forked.Path())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&at, "at", "", "entry id to fork at (default: the session's last entry)")
+	return cmd
+}
+
+// writeEntry prints one entry of a session for people.
+func writeEntry(w io.Writer, en session.Entry) {
+	prefix := fmt.Sprintf("[%s] ", en.ID)
+	switch {
+	case en.Type == session.TypeCompaction:
+		fmt.Fprintf(w, "%scompaction: %s\n", prefix, oneLine(en.Summary, 100))
+	case en.Message != nil:
+		m := en.Message
+		switch m.Role {
+		case llm.RoleSystem:
+			var parts []string
+			if t := llm.ContentText(m.Content, " "); t != "" {
+				parts = append(parts, oneLine(t, 80))
+			}
+			for _, sec := range m.Sections {
+				if sec.Text == nil {
+					parts = append(parts, "-section "+sec.Name)
+				} else {
+					parts = append(parts, "section "+sec.Name)
+				}
+			}
+			for _, t := range m.ToolsAdded {
+				parts = append(parts, "+"+t.Name)
+			}
+			for _, r := range m.ToolsRemoved {
+				parts = append(parts, "-"+r.Name)
+			}
+			fmt.Fprintf(w, "%ssystem: %s\n", prefix, strings.Join(parts, " "))
+		case llm.RoleToolResult:
+			status := ""
+			if m.IsError {
+				status = " (error)"
+			}
+			fmt.Fprintf(w, "%s← %s%s: %s\n", prefix, m.ToolName, status, oneLine(llm.ContentText(m.Content, " "), 100))
+		case llm.RoleAssistant:
+			if t := llm.ContentText(m.Content, " "); t != "" {
+				fmt.Fprintf(w, "%sassistant: %s\n", prefix, oneLine(t, 100))
+			}
+			for _, c := range m.ToolCalls() {
+				fmt.Fprintf(w, "%s→ %s %s\n", prefix, c.Name, oneLine(string(c.Arguments), 80))
+			}
+			if m.ErrorMessage != "" {
+				fmt.Fprintf(w, "%s(%s: %s)\n", prefix, m.StopReason, oneLine(m.ErrorMessage, 80))
+			}
+		default:
+			fmt.Fprintf(w, "%s%s: %s\n", prefix, m.Role, oneLine(llm.ContentText(m.Content, " "), 100))
+		}
+	default:
+		fmt.Fprintf(w, "%s(%s entry)\n", prefix, en.Type)
+	}
+}
+
+// oneLine collapses white space and cuts s to n runes.
+func oneLine(s string, n int) string {
+	return truncate(strings.Join(strings.Fields(s), " "), n)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// exactlyOne accepts one positional argument, or fails with msg.
+func exactlyOne(msg string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usagef("%s", msg)
+		}
+		return nil
+	}
+}
