@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -100,7 +101,7 @@ func describe(ve *jsonschema.ValidationError) string {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			where := "/" + joinPath(e.InstanceLocation)
+			where := "/" + strings.Join(e.InstanceLocation, "/")
 			lines = append(lines, fmt.Sprintf("at %s: %s", where, e.ErrorKind.LocalizedString(printer)))
 			return
 		}
@@ -112,23 +113,5 @@ func describe(ve *jsonschema.ValidationError) string {
 	if len(lines) > 5 {
 		lines = append(lines[:5], fmt.Sprintf("and %d more problems", len(lines)-5))
 	}
-	out := ""
-	for i, l := range lines {
-		if i > 0 {
-			out += "; "
-		}
-		out += l
-	}
-	return out
-}
-
-func joinPath(p []string) string {
-	out := ""
-	for i, s := range p {
-		if i > 0 {
-			out += "/"
-		}
-		out += s
-	}
-	return out
+	return strings.Join(lines, "; ")
 }

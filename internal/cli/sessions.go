@@ -102,6 +102,15 @@ func newSessionsListCmd(e *env, resolveDir func() (string, error)) *cobra.Comman
 	return cmd
 }
 
+// locate resolves the session directory and a session name in it.
+func locate(resolveDir func() (string, error), name string) (dir, path string, err error) {
+	if dir, err = resolveDir(); err != nil {
+		return "", "", err
+	}
+	path, err = findSession(dir, name)
+	return dir, path, err
+}
+
 // findSession resolves a session name: "last", a path, or an id or unique
 // id prefix in dir.
 func findSession(dir, name string) (string, error) {
@@ -144,11 +153,7 @@ func newSessionsShowCmd(e *env, resolveDir func() (string, error)) *cobra.Comman
 		Short: "Show a session's conversation (the current branch)",
 		Args:  exactlyOne("show needs a session: an id, a path or last"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := resolveDir()
-			if err != nil {
-				return err
-			}
-			path, err := findSession(dir, args[0])
+			_, path, err := locate(resolveDir, args[0])
 			if err != nil {
 				return err
 			}
@@ -189,11 +194,7 @@ entry (by default its last), with a reference to where it came from; the origina
 is not changed. It prints the new session's path.`,
 		Args: exactlyOne("fork needs a session: an id, a path or last"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := resolveDir()
-			if err != nil {
-				return err
-			}
-			path, err := findSession(dir, args[0])
+			dir, path, err := locate(resolveDir, args[0])
 			if err != nil {
 				return err
 			}
