@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/provider"
 	"github.com/toolshelf/toolshelf/tool"
 )
 
@@ -129,6 +130,8 @@ func (r *runner) prepare(c llm.ToolCall) (*Call, string) {
 	switch {
 	case !ok && slices.Contains(a.cfg.Tools.Pending(), c.Name):
 		return nil, fmt.Sprintf("Tool %q is not available yet: the server that provides it has not registered it. Try again later.", c.Name)
+	case !ok && c.Name == provider.CallToolName:
+		return nil, fmt.Sprintf(`call_tool needs {"name": "<a loaded tool>", "arguments": {...}}; got %s`, clip(c.Arguments, 200))
 	case !ok:
 		return nil, fmt.Sprintf("Tool %q does not exist. Call only the tools you have been given.", c.Name)
 	case !a.cfg.Tools.IsActive(c.Name) && t.Exposure.Loadable():
@@ -213,4 +216,12 @@ func closeCalls(calls []llm.ToolCall, text string, now int64) []llm.Message {
 		out[i] = errorResult(c, text, now)
 	}
 	return out
+}
+
+// clip returns at most n bytes of b as text, marking a cut.
+func clip(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
 }

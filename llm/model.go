@@ -80,15 +80,3 @@ const (
 	// with a call_tool meta-tool, loaded tools described in appended text.
 	ToolsBridge ToolSupport = "bridge"
 )
-
-// Capabilities describe what a model and its API can express.
-type Capabilities struct {
-	// Tools is the tool support class.
-	Tools ToolSupport
-	// MidConversationText reports that later system updates can be sent
-	// as text in place.
-	MidConversationText bool
-	// CacheControlOnTools reports that a cache breakpoint can be placed
-	// on the tool list.
-	CacheControlOnTools bool
-}

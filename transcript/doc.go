@@ -4,9 +4,8 @@
 // incrementally by whoever appends), comparing declarations as canonical
 // bytes, computing tool and section changes, declaring the difference
 // between the executable tools and what the model was told ([Declare]),
-// and the projections providers need (collapse for providers without
-// mid-conversation updates, anchored additions for those that can only
-// add).
+// and the collapse that providers without mid-conversation updates need.
+// How each provider class renders a transcript is package provider's.
 //
 // The semantics follow the reference implementation: within one message
 // removals come before additions; a redefinition keeps its position; a

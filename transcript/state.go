@@ -21,8 +21,6 @@ type State struct {
 	// declared holds every tool ever added (first position, last
 	// definition), for providers whose tool list only grows.
 	declared []llm.Tool
-	// nonAdditive records a removal or a redefinition anywhere so far.
-	nonAdditive bool
 }
 
 // Replay returns the state of a whole transcript.
@@ -67,17 +65,11 @@ func (s *State) Apply(m *llm.Message) {
 			s.sections = append(s.sections, llm.Set(sec.Name, *sec.Text))
 		}
 	}
-	if len(m.ToolsRemoved) > 0 {
-		s.nonAdditive = true
-	}
 	for _, r := range m.ToolsRemoved {
 		s.tools = slices.DeleteFunc(s.tools, func(t llm.Tool) bool { return t.Name == r.Name })
 	}
 	for _, t := range m.ToolsAdded {
 		if i := indexTool(s.declared, t.Name); i >= 0 {
-			if !s.declared[i].Equal(t) {
-				s.nonAdditive = true
-			}
 			s.declared[i] = t.Clone()
 		} else {
 			s.declared = append(s.declared, t.Clone())
@@ -119,12 +111,6 @@ func (s *State) Tool(name string) (llm.Tool, bool) {
 // DeclaredTools returns every tool ever added, at its first position with
 // its last definition, removals ignored.
 func (s *State) DeclaredTools() []llm.Tool { return slices.Clone(s.declared) }
-
-// NonAdditive reports whether the transcript removes a tool or redeclares
-// one with a different definition anywhere; an identical redeclaration
-// stays additive. Providers that can only add tools must then send the
-// current set in full.
-func (s *State) NonAdditive() bool { return s.nonAdditive }
 
 // Sections returns the current sections (no deletions) in order.
 func (s *State) Sections() llm.Sections { return s.sections.Clone() }

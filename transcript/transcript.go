@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/toolshelf/toolshelf/llm"
@@ -155,32 +154,4 @@ func Collapse(msgs []llm.Message) []llm.Message {
 		}
 	}
 	return out
-}
-
-// Resolve returns the transcript as a provider can take it: unchanged when
-// it accepts system messages mid-conversation, collapsed otherwise. A
-// legacy replace message after the head forces a collapse.
-func Resolve(msgs []llm.Message, midConversation bool) []llm.Message {
-	if midConversation && !slices.ContainsFunc(msgs[min(1, len(msgs)):], func(m llm.Message) bool {
-		return m.Role == llm.RoleSystem && m.Replace
-	}) {
-		return msgs
-	}
-	return Collapse(msgs)
-}
-
-// ResolveTools decides where a provider that can add tools mid-conversation
-// declares them. When it can and the transcript has only ever added tools,
-// the request's tool list is the head's tools and later additions are
-// anchored in place (anchors is true). Otherwise the request's tool list
-// is the complete current set.
-func ResolveTools(msgs []llm.Message, supportsAdditions bool) (requestTools []llm.Tool, anchors bool) {
-	s := Replay(msgs)
-	if supportsAdditions && !s.NonAdditive() {
-		if head, ok := Leading(msgs); ok {
-			return slices.Clone(head.ToolsAdded), true
-		}
-		return nil, true
-	}
-	return s.Tools(), false
 }

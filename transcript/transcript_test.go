@@ -142,7 +142,7 @@ func TestDiffSections(t *testing.T) {
 	}
 }
 
-func TestCollapseAndResolve(t *testing.T) {
+func TestCollapse(t *testing.T) {
 	msgs := []llm.Message{
 		{Role: llm.RoleSystem, Content: []llm.Part{llm.Text("base")}, ToolsAdded: []llm.Tool{tl("a", "A")}},
 		llm.UserText("q", 1),
@@ -155,39 +155,6 @@ func TestCollapseAndResolve(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a", "b"}, names(got[0].ToolsAdded)); diff != "" {
 		t.Errorf("collapsed tools (-want +got):\n%s", diff)
-	}
-	if len(transcript.Resolve(msgs, true)) != 4 || len(transcript.Resolve(msgs, false)) != 3 {
-		t.Error("Resolve keeps mid-conversation messages only when supported")
-	}
-	legacy := append(append([]llm.Message(nil), msgs...), llm.Message{Role: llm.RoleSystem, Replace: true})
-	if len(transcript.Resolve(legacy, true)) != 3 {
-		t.Error("a late replace message does not force a collapse")
-	}
-}
-
-func TestResolveTools(t *testing.T) {
-	head := sys([]llm.Tool{tl("a", "A")})
-	additive := []llm.Message{head, llm.UserText("q", 1), sys([]llm.Tool{tl("b", "B")})}
-	tools, anchors := transcript.ResolveTools(additive, true)
-	if !anchors || !cmp.Equal(names(tools), []string{"a"}) {
-		t.Errorf("additive: %v %v", names(tools), anchors)
-	}
-	tools, anchors = transcript.ResolveTools(additive, false)
-	if anchors || !cmp.Equal(names(tools), []string{"a", "b"}) {
-		t.Errorf("no additions support: %v %v", names(tools), anchors)
-	}
-	removal := append(append([]llm.Message(nil), additive...), sys(nil, "a"), sys([]llm.Tool{tl("c", "C")}))
-	tools, anchors = transcript.ResolveTools(removal, true)
-	if anchors || !cmp.Equal(names(tools), []string{"b", "c"}) {
-		t.Errorf("after a removal: %v %v", names(tools), anchors)
-	}
-	same := append(append([]llm.Message(nil), additive...), sys([]llm.Tool{tl("a", "A")}))
-	if _, anchors := transcript.ResolveTools(same, true); !anchors {
-		t.Error("an identical redeclaration made the transcript non-additive")
-	}
-	changed := append(append([]llm.Message(nil), additive...), sys([]llm.Tool{tl("a", "other")}))
-	if _, anchors := transcript.ResolveTools(changed, true); anchors {
-		t.Error("a changed redeclaration left the transcript additive")
 	}
 }
 

@@ -16,20 +16,23 @@ const module = "github.com/toolshelf/toolshelf"
 // only packages of a higher level. Keep it in step with
 // docs/ARCHITECTURE.md; a package missing here fails the test.
 var layer = map[string]int{
-	"cmd/toolshelf":   0,
-	"internal/cli":    1,
-	"eval":            2,
-	"agent":           2,
-	"session":         3,
-	"catalog/builtin": 2,
-	"catalog":         3,
-	"toolsearch":      3,
-	"tool":            4,
-	"search":          4,
-	"transcript":      4,
-	"llm/llmtest":     4,
-	"llm":             5,
-	"internal/layers": 9,
+	"cmd/toolshelf":      0,
+	"internal/cli":       1,
+	"eval":               2,
+	"agent":              2,
+	"session":            3,
+	"catalog/builtin":    2,
+	"catalog":            3,
+	"toolsearch":         3,
+	"provider":           3,
+	"provider/anthropic": 2,
+	"provider/openai":    2,
+	"tool":               4,
+	"search":             4,
+	"transcript":         4,
+	"llm/llmtest":        4,
+	"llm":                5,
+	"internal/layers":    9,
 }
 
 // confined lists third-party modules that only the named packages may

@@ -1,0 +1,201 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/transcript"
+)
+
+// CallToolName is the bridge's meta-tool: the model calls every tool the
+// head does not declare through it.
+const CallToolName = "call_tool"
+
+// CallTool is the bridge's meta-tool declaration. Its description is
+// static (no tool names or counts), so the head never changes.
+var CallTool = llm.Tool{
+	Name: CallToolName,
+	Description: "Call a tool that was loaded during this conversation. Loaded tools are announced in " +
+		"system updates with their name, description and JSON Schema; pass the tool's exact name and " +
+		"an arguments object that matches its schema. Tools that are not loaded cannot be called: " +
+		"load them with tool_search first.",
+	Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"The loaded tool's exact name."},"arguments":{"type":"object","description":"The tool's arguments, matching its JSON Schema."}},"required":["name","arguments"],"additionalProperties":false}`),
+}
+
+// buildBridge renders the bridge class: the head declares the initial
+// tools and call_tool and never changes; each update lists the loaded
+// tools' definitions as compact JSON in its text; assistant calls of
+// tools outside the head are rewritten as call_tool calls.
+func (p *Plan) buildBridge(msgs []llm.Message, rest int, initial []llm.Tool) {
+	p.bridgeHead = map[string]bool{}
+	for _, t := range initial {
+		if t.Name == CallToolName {
+			continue // the head's call_tool is the bridge's own
+		}
+		p.Tools = append(p.Tools, t)
+		p.bridgeHead[t.Name] = true
+	}
+	p.Tools = append(p.Tools, CallTool)
+	p.addMessages(msgs[rest:], func(_ int, m *llm.Message) *Update {
+		return &Update{Text: bridgeText(m)}
+	})
+	for i := range p.Entries {
+		m := p.Entries[i].Message
+		if m == nil || m.Role != llm.RoleAssistant {
+			continue
+		}
+		if w, ok := p.wrapCalls(m); ok {
+			p.Entries[i].Message = w
+		}
+	}
+}
+
+// bridgeText is what a bridge update says: the update's own text, the
+// definitions of the tools it loads and the names it withdraws.
+func bridgeText(m *llm.Message) string {
+	var parts []string
+	if t := transcript.RenderUpdate(m); t != "" {
+		parts = append(parts, t)
+	}
+	if len(m.ToolsAdded) > 0 {
+		var b strings.Builder
+		b.WriteString("Tools loaded. Call them with call_tool {\"name\": ..., \"arguments\": {...}}; each line is a tool's name, description and JSON Schema:")
+		for _, t := range m.ToolsAdded {
+			b.WriteByte('\n')
+			b.Write(compactDefinition(t))
+		}
+		parts = append(parts, b.String())
+	}
+	var removed []string
+	for _, r := range m.ToolsRemoved {
+		readded := false
+		for _, t := range m.ToolsAdded {
+			readded = readded || t.Name == r.Name
+		}
+		if !readded {
+			removed = append(removed, r.Name)
+		}
+	}
+	if len(removed) > 0 {
+		parts = append(parts, "Tools no longer available: "+strings.Join(removed, ", ")+".")
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// compactDefinition writes {"name","description","parameters"} as compact
+// JSON, the schema's key order kept.
+func compactDefinition(t llm.Tool) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"name":`)
+	b.Write(marshalString(t.Name))
+	if t.Description != "" {
+		b.WriteString(`,"description":`)
+		b.Write(marshalString(t.Description))
+	}
+	b.WriteString(`,"parameters":`)
+	var params bytes.Buffer
+	if len(t.Parameters) == 0 || json.Compact(&params, t.Parameters) != nil {
+		params.Reset()
+		params.WriteString(`{"type":"object","properties":{}}`)
+	}
+	b.Write(params.Bytes())
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func marshalString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// wrapCalls returns a copy of an assistant message whose calls of tools
+// outside the bridge head are call_tool calls, and whether it changed.
+func (p *Plan) wrapCalls(m *llm.Message) (*llm.Message, bool) {
+	var out *llm.Message
+	for j, part := range m.Content {
+		if part.Type != llm.PartToolCall || part.ToolCall == nil || p.bridgeHead[part.ToolCall.Name] {
+			continue
+		}
+		if out == nil {
+			c := m.Clone()
+			out = &c
+		}
+		tc := *part.ToolCall
+		var b bytes.Buffer
+		b.WriteString(`{"name":`)
+		b.Write(marshalString(tc.Name))
+		b.WriteString(`,"arguments":`)
+		b.Write(ArgumentsObject(tc.Arguments))
+		b.WriteByte('}')
+		tc.Name, tc.Arguments = CallToolName, b.Bytes()
+		out.Content[j].ToolCall = &tc
+	}
+	return out, out != nil
+}
+
+// ArgumentsObject returns a call's arguments as a compact JSON object
+// fit to send back to a provider: the arguments themselves when they are
+// one, {} when the model wrote something else (its invalid output stays in
+// the transcript; the tool result already told it what was wrong).
+func ArgumentsObject(raw json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
+		var b bytes.Buffer
+		if json.Compact(&b, trimmed) == nil {
+			return b.Bytes()
+		}
+	}
+	return json.RawMessage(`{}`)
+}
+
+// Unwrap turns a model's call_tool call into the call it stands for (same
+// id, the named tool, the inner arguments), so the transcript records
+// calls of real tools whatever the class. Other calls, and call_tool calls
+// without a tool name, come back unchanged; the runtime answers the latter
+// with an error that shows the expected shape. Plans of other classes
+// unwrap nothing.
+func (p *Plan) Unwrap(tc llm.ToolCall) llm.ToolCall {
+	if p.Class != llm.ToolsBridge {
+		return tc
+	}
+	return UnwrapCallTool(tc)
+}
+
+// UnwrapCallTool unwraps a call_tool call whatever the class; see
+// Plan.Unwrap. Arguments given as a JSON string holding an object are
+// accepted, as some models write them that way.
+func UnwrapCallTool(tc llm.ToolCall) llm.ToolCall {
+	if tc.Name != CallToolName {
+		return tc
+	}
+	var call struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(tc.Arguments, &call) != nil || strings.TrimSpace(call.Name) == "" {
+		return tc
+	}
+	args := bytes.TrimSpace(call.Arguments)
+	if len(args) > 0 && args[0] == '"' {
+		var s string
+		if json.Unmarshal(args, &s) == nil {
+			args = []byte(strings.TrimSpace(s))
+		}
+	}
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = []byte(`{}`)
+	}
+	return llm.ToolCall{ID: tc.ID, Name: call.Name, Arguments: json.RawMessage(bytes.Clone(args))}
+}
+
+// UserUpdateText wraps an update's text for a model that takes no system
+// text mid-conversation, so it can travel as a user message and still read
+// as an instruction from the runtime rather than from the user.
+func UserUpdateText(text string) string {
+	return "<system-update>\n" + text + "\n</system-update>"
+}

@@ -1,0 +1,268 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/transcript"
+)
+
+// Plan is a transcript arranged for one request of a tool support class:
+// the head (system text and top-level tools) and the conversation after
+// it, with every later system message turned into what the class can say
+// in place. Adapters translate a Plan into their wire format and add only
+// what is theirs (placeholder tools, cache markers, call ids).
+//
+// Plans of consecutive requests of one session extend each other: for the
+// changes and bridge classes System and Tools never change and Entries only
+// grow; for additions they do except at the first request after a removal
+// or redefinition, which promotes the current set to Tools once; text and
+// none rewrite Tools (none also System) whenever the tools change.
+type Plan struct {
+	// Class is the class rendered: the requested one, or the fallback the
+	// transcript or the capabilities forced (see Build).
+	Class llm.ToolSupport
+	// System is the head's text.
+	System string
+	// Tools is the top-level tool list, in order.
+	Tools []llm.Tool
+	// Entries is the conversation after the head, in transcript order.
+	Entries []Entry
+	// UpdatesAsUser reports that updates must travel as user text, because
+	// the model takes no system text mid-conversation (bridge only).
+	UpdatesAsUser bool
+	// bridgeHead holds the names the bridge head declares directly.
+	bridgeHead map[string]bool
+}
+
+// Entry is one message after the head: a conversation message or an update.
+type Entry struct {
+	// Index is the message's position in the transcript, a stable seed for
+	// identifiers derived from it.
+	Index int
+	// Message is a user, assistant or tool result message; nil for an
+	// update. In bridge plans, assistant calls of tools the head does not
+	// declare are already wrapped in call_tool.
+	Message *llm.Message
+	// Update is a later system message as the class renders it; nil for
+	// a conversation message.
+	Update *Update
+}
+
+// Update is a later system message as a class renders it in place. An
+// update with nothing to say is left out of the plan.
+type Update struct {
+	// Text is what the model reads: the update's text and section
+	// patches, and in bridge plans the loaded tools' definitions.
+	Text string
+	// Added are tools declared from here on: every addition for changes,
+	// new ones after the last promotion for additions.
+	Added []llm.Tool
+	// Removed names tools withdrawn from here on (changes only); a name
+	// removed and re-added in one message is a redefinition and appears
+	// only in Added.
+	Removed []string
+}
+
+// Build arranges a transcript for a request under the given capabilities.
+// The class falls back when the transcript or the model cannot carry it:
+// every class but bridge becomes none without mid-conversation text or
+// when a legacy replace message follows the head; changes becomes text
+// when the head declares no tools, because Anthropic refuses a request
+// whose every tool is deferred.
+func Build(msgs []llm.Message, caps Capabilities) Plan {
+	class := caps.Tools
+	lateReplace := slices.ContainsFunc(msgs[min(1, len(msgs)):], func(m llm.Message) bool {
+		return m.Role == llm.RoleSystem && m.Replace
+	})
+	head, hasHead := transcript.Leading(msgs)
+	switch {
+	case lateReplace:
+		class = llm.ToolsNone
+	case class == llm.ToolsBridge:
+	case !caps.MidConversationText:
+		class = llm.ToolsNone
+	case class == llm.ToolsChanges && len(head.ToolsAdded) == 0:
+		class = llm.ToolsText
+	case class != llm.ToolsChanges && class != llm.ToolsAdditions && class != llm.ToolsText:
+		class = llm.ToolsNone
+	}
+	p := Plan{Class: class}
+	if class == llm.ToolsNone {
+		collapsed := transcript.Collapse(msgs)
+		if h, ok := transcript.Leading(collapsed); ok {
+			p.System = transcript.SystemText(&h)
+			p.Tools = slices.Clone(h.ToolsAdded)
+		}
+		p.addMessages(msgs, nil)
+		return p
+	}
+	rest := 0
+	if hasHead {
+		p.System = transcript.SystemText(&head)
+		rest = 1
+	}
+	switch class {
+	case llm.ToolsChanges:
+		p.Tools = slices.Clone(head.ToolsAdded)
+		p.addMessages(msgs[rest:], changesUpdate)
+	case llm.ToolsText:
+		p.Tools = transcript.CurrentTools(msgs)
+		p.addMessages(msgs[rest:], textUpdate)
+	case llm.ToolsAdditions:
+		p.buildAdditions(msgs, rest)
+	case llm.ToolsBridge:
+		p.buildBridge(msgs, rest, head.ToolsAdded)
+		p.UpdatesAsUser = !caps.MidConversationText
+	}
+	for i := range p.Entries {
+		p.Entries[i].Index += rest
+	}
+	return p
+}
+
+// addMessages appends the conversation messages and, through render, the
+// updates of msgs; a nil render drops updates.
+func (p *Plan) addMessages(msgs []llm.Message, render func(i int, m *llm.Message) *Update) {
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role != llm.RoleSystem {
+			p.Entries = append(p.Entries, Entry{Index: i, Message: m})
+			continue
+		}
+		if render == nil {
+			continue
+		}
+		if u := render(i, m); u != nil && (u.Text != "" || len(u.Added) > 0 || len(u.Removed) > 0) {
+			p.Entries = append(p.Entries, Entry{Index: i, Update: u})
+		}
+	}
+}
+
+func textUpdate(_ int, m *llm.Message) *Update {
+	return &Update{Text: transcript.RenderUpdate(m)}
+}
+
+func changesUpdate(_ int, m *llm.Message) *Update {
+	u := &Update{Text: transcript.RenderUpdate(m), Added: slices.Clone(m.ToolsAdded)}
+	for _, r := range m.ToolsRemoved {
+		if !slices.ContainsFunc(m.ToolsAdded, func(t llm.Tool) bool { return t.Name == r.Name }) &&
+			!slices.Contains(u.Removed, r.Name) {
+			u.Removed = append(u.Removed, r.Name)
+		}
+	}
+	return u
+}
+
+// buildAdditions renders the additions class with one promotion per
+// removal: the last system message that removes an available tool or
+// redefines one marks the promotion point; the tools available after it
+// are the top-level list, and only additions after it are anchored in
+// place. Until the next removal, later requests extend this one.
+func (p *Plan) buildAdditions(msgs []llm.Message, rest int) {
+	promoted := -1
+	avail := map[string]llm.Tool{}
+	var order []string
+	apply := func(m *llm.Message) (nonAdditive bool) {
+		for _, r := range m.ToolsRemoved {
+			if _, ok := avail[r.Name]; ok {
+				nonAdditive = true
+				delete(avail, r.Name)
+				order = slices.DeleteFunc(order, func(n string) bool { return n == r.Name })
+			}
+		}
+		for _, t := range m.ToolsAdded {
+			if old, ok := avail[t.Name]; ok {
+				if !old.Equal(t) {
+					nonAdditive = true
+				}
+			} else {
+				order = append(order, t.Name)
+			}
+			avail[t.Name] = t
+		}
+		return nonAdditive
+	}
+	var promotedTools []llm.Tool
+	for i := range msgs {
+		if msgs[i].Role != llm.RoleSystem {
+			continue
+		}
+		if apply(&msgs[i]) && i >= rest {
+			promoted = i
+			promotedTools = promotedTools[:0]
+			for _, n := range order {
+				promotedTools = append(promotedTools, avail[n])
+			}
+		}
+	}
+	if promoted < 0 {
+		if rest > 0 {
+			p.Tools = slices.Clone(msgs[0].ToolsAdded)
+		}
+	} else {
+		p.Tools = slices.Clone(promotedTools)
+	}
+	loaded := map[string]llm.Tool{}
+	for _, t := range p.Tools {
+		loaded[t.Name] = t
+	}
+	p.addMessages(msgs[rest:], func(i int, m *llm.Message) *Update {
+		u := &Update{Text: transcript.RenderUpdate(m)}
+		if i+rest <= promoted {
+			return u
+		}
+		for _, t := range m.ToolsAdded {
+			if old, ok := loaded[t.Name]; ok && old.Equal(t) {
+				continue
+			}
+			loaded[t.Name] = t
+			u.Added = append(u.Added, t)
+		}
+		return u
+	})
+}
+
+// ValidName returns the pattern an API's tool names must match.
+func ValidName(api API) *regexp.Regexp {
+	if api == AnthropicMessages {
+		return anthropicName
+	}
+	return openAIName
+}
+
+var (
+	anthropicName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
+	openAIName    = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+)
+
+// CheckNames reports the first tool the plan declares to the API (at the
+// top level or added in place) whose name the API would refuse.
+func (p *Plan) CheckNames(api API) error {
+	re := ValidName(api)
+	check := func(t llm.Tool) error {
+		if re.MatchString(t.Name) {
+			return nil
+		}
+		return fmt.Errorf("tool name %q cannot be sent to %s: names must match %s; rename the tool (catalog files can map names) or use the bridge class, which declares loaded tools as text",
+			t.Name, api, re)
+	}
+	for _, t := range p.Tools {
+		if err := check(t); err != nil {
+			return err
+		}
+	}
+	for _, e := range p.Entries {
+		if e.Update == nil {
+			continue
+		}
+		for _, t := range e.Update.Added {
+			if err := check(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
