@@ -118,7 +118,8 @@ func marshalString(s string) []byte {
 func (p *Plan) wrapCalls(m *llm.Message) (*llm.Message, bool) {
 	var out *llm.Message
 	for j, part := range m.Content {
-		if part.Type != llm.PartToolCall || part.ToolCall == nil || p.bridgeHead[part.ToolCall.Name] {
+		if part.Type != llm.PartToolCall || part.ToolCall == nil || p.bridgeHead[part.ToolCall.Name] ||
+			part.ToolCall.Name == CallToolName { // one the runtime could not unwrap stays as written
 			continue
 		}
 		if out == nil {

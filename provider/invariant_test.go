@@ -532,3 +532,65 @@ func TestPrefixInvariant(t *testing.T) {
 		})
 	}
 }
+
+// TestBridgeCallsThroughTheLoop: in the bridge class the model calls
+// loaded tools through call_tool; the transcript records the real tool,
+// arguments are validated against its schema, and a tool that is not
+// loaded is refused with an error that says how to load it.
+func TestBridgeCallsThroughTheLoop(t *testing.T) {
+	srv := &server{t: t, replies: []reply{
+		{tool: provider.CallToolName, args: `{"name":"notes_create","arguments":{"text":"x"}}`}, // not loaded yet
+		{tool: toolsearch.Name, args: `{"query":"select:notes_create"}`},
+		{tool: provider.CallToolName, args: `{"name":"notes_create","arguments":{"text":5}}`}, // invalid arguments
+		{tool: provider.CallToolName, args: `{"name":"notes_create","arguments":{"text":"x"}}`},
+		{tool: provider.CallToolName, args: `{"tool":"notes_create"}`}, // not the call_tool shape
+		{text: "done"},
+	}}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	caps := provider.Capabilities{Tools: llm.ToolsBridge}
+	m := chatModel(t, "qwen3", &caps)(hs.URL)
+	a, err := agent.New(agent.Config{Model: m, Tools: shelf(t), SystemPrompt: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range a.Run(context.Background(), llm.UserText("go", 1)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var results []string
+	for _, msg := range a.Messages() {
+		if msg.Role == llm.RoleAssistant {
+			for _, c := range msg.ToolCalls() {
+				if c.Name == provider.CallToolName && !strings.Contains(string(c.Arguments), `"tool"`) {
+					t.Errorf("the transcript records a call_tool call: %s", c.Arguments)
+				}
+			}
+		}
+		if msg.Role == llm.RoleToolResult {
+			results = append(results, fmt.Sprintf("%s error=%v: %s", msg.ToolName, msg.IsError, llm.ContentText(msg.Content, " ")))
+		}
+	}
+	want := []string{
+		`notes_create error=true: Tool "notes_create" is not loaded. Load it with tool_search first.`,
+		`tool_search error=false: Loaded 1 tool.`,
+		`notes_create error=true: Invalid arguments for tool "notes_create"`,
+		`notes_create error=false: notes_create ran with {"text":"x"}`,
+		`call_tool error=true: call_tool needs {"name": "<a loaded tool>", "arguments": {...}}`,
+	}
+	if len(results) != len(want) {
+		t.Fatalf("results:\n%s", strings.Join(results, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(results[i], w) {
+			t.Errorf("result %d = %q, want prefix %q", i, results[i], w)
+		}
+	}
+	// On the wire the loaded tool's call went back as a call_tool call.
+	last := string(srv.bodies[len(srv.bodies)-1])
+	if !strings.Contains(last, `"arguments":"{\"name\":\"notes_create\",\"arguments\":{\"text\":\"x\"}}","name":"call_tool"`) ||
+		!strings.Contains(last, `"arguments":"{\"tool\":\"notes_create\"}","name":"call_tool"`) {
+		t.Errorf("the replayed call is not wrapped:\n%s", last)
+	}
+}
