@@ -14,7 +14,6 @@ import (
 	"github.com/toolshelf/toolshelf/provider"
 	"github.com/toolshelf/toolshelf/provider/anthropic"
 	"github.com/toolshelf/toolshelf/provider/openai"
-	"github.com/toolshelf/toolshelf/session"
 )
 
 // capabilityFlags are the flags that choose a model's capabilities: the
@@ -308,17 +307,7 @@ the provider's prompt cache.`,
 			if err != nil {
 				return err
 			}
-			resolve := func() (string, error) {
-				if dir != "" {
-					return dir, nil
-				}
-				return session.DefaultDir()
-			}
-			_, path, err := locate(resolve, args[0])
-			if err != nil {
-				return err
-			}
-			s, err := session.Open(path, &session.Options{ReadOnly: true})
+			s, err := openReadOnly(sessionDir(&dir), args[0])
 			if err != nil {
 				return err
 			}

@@ -28,12 +28,7 @@ A session is named by its id (or a unique prefix of it), its file path, or "last
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.PersistentFlags().StringVar(&dir, "dir", "", "session directory (default: the XDG data directory)")
-	resolveDir := func() (string, error) {
-		if dir != "" {
-			return dir, nil
-		}
-		return session.DefaultDir()
-	}
+	resolveDir := sessionDir(&dir)
 	cmd.AddCommand(newSessionsListCmd(e, resolveDir), newSessionsShowCmd(e, resolveDir), newSessionsForkCmd(e, resolveDir))
 	return cmd
 }
@@ -111,6 +106,26 @@ func locate(resolveDir func() (string, error), name string) (dir, path string, e
 	return dir, path, err
 }
 
+// openReadOnly finds a session by name and opens it without writing.
+func openReadOnly(resolveDir func() (string, error), name string) (*session.Session, error) {
+	_, path, err := locate(resolveDir, name)
+	if err != nil {
+		return nil, err
+	}
+	return session.Open(path, &session.Options{ReadOnly: true})
+}
+
+// sessionDir returns the resolver of the session directory: dir when
+// set, else the default.
+func sessionDir(dir *string) func() (string, error) {
+	return func() (string, error) {
+		if *dir != "" {
+			return *dir, nil
+		}
+		return session.DefaultDir()
+	}
+}
+
 // findSession resolves a session name: "last", a path, or an id or unique
 // id prefix in dir.
 func findSession(dir, name string) (string, error) {
@@ -153,11 +168,7 @@ func newSessionsShowCmd(e *env, resolveDir func() (string, error)) *cobra.Comman
 		Short: "Show a session's conversation (the current branch)",
 		Args:  exactlyOne("show needs a session: an id, a path or last"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, path, err := locate(resolveDir, args[0])
-			if err != nil {
-				return err
-			}
-			s, err := session.Open(path, &session.Options{ReadOnly: true})
+			s, err := openReadOnly(resolveDir, args[0])
 			if err != nil {
 				return err
 			}
@@ -170,7 +181,7 @@ func newSessionsShowCmd(e *env, resolveDir func() (string, error)) *cobra.Comman
 				}{s.Header(), s.Branch(), s.Messages()})
 			}
 			h := s.Header()
-			fmt.Fprintf(e.stdout, "session %s  started %s  %s\n", h.ID, h.Timestamp.Local().Format(time.DateTime), path)
+			fmt.Fprintf(e.stdout, "session %s  started %s  %s\n", h.ID, h.Timestamp.Local().Format(time.DateTime), s.Path())
 			if h.ParentSession != "" {
 				fmt.Fprintf(e.stdout, "forked from %s at %s\n", h.ParentSession, h.ParentEntry)
 			}
