@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"github.com/toolshelf/toolshelf/internal/ecma"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -82,8 +84,9 @@ func (c *schemaCache) get(params json.RawMessage) *compiled {
 	if err == nil {
 		comp := jsonschema.NewCompiler()
 		comp.UseLoader(noLoader{})
-		if err = comp.AddResource("tool.json", doc); err == nil {
-			s.schema, err = comp.Compile("tool.json")
+		comp.UseRegexpEngine(ecma.Engine)
+		if err = comp.AddResource(ecma.SchemaURL, doc); err == nil {
+			s.schema, err = comp.Compile(ecma.SchemaURL)
 		}
 	}
 	s.err = err
