@@ -304,3 +304,58 @@ func TestConcurrentSearches(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestLoadPolicy(t *testing.T) {
+	shelf := func() (*tool.Registry, *toolsearch.Searcher) {
+		reg := tool.NewRegistry()
+		for _, d := range []struct{ name, desc string }{
+			{"issue_create", "Create an issue in the tracker."},
+			{"issue_update", "Update an issue in the tracker."},
+			{"issue_list", "List issues in the tracker."},
+			{"page_create", "Create a wiki page."},
+		} {
+			if err := reg.Register(tool.Tool{Name: d.name, Description: d.desc, Exposure: tool.Deferred}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := search.NewBM25F(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reg, toolsearch.New(reg, r)
+	}
+	cases := []struct {
+		name   string
+		policy toolsearch.LoadPolicy
+		query  string
+		loaded int
+	}{
+		{"zero policy loads every hit", toolsearch.LoadPolicy{}, "issue tracker", 3},
+		{"max bounds ranked hits", toolsearch.LoadPolicy{Max: 1}, "issue tracker", 1},
+		{"relative cut-off", toolsearch.LoadPolicy{Relative: 1.01}, "issue tracker", 1},
+		{"exact names always load", toolsearch.LoadPolicy{Max: 1}, "select:issue_list,page_create", 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			reg, s := shelf()
+			s.SetLoadPolicy(c.policy)
+			out, err := s.Search(c.query, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Loaded) != c.loaded {
+				t.Errorf("loaded %v, want %d", out.Loaded, c.loaded)
+			}
+			if len(out.Loaded)+len(out.Others) != len(out.Hits) {
+				t.Errorf("loaded %v + others %v != hits %v", out.Loaded, out.Others, out.Hits)
+			}
+			if got := len(reg.ActiveNames()); got != c.loaded {
+				t.Errorf("%d active, want %d", got, c.loaded)
+			}
+			text := toolsearch.ResultText(reg, out)
+			if (len(out.Others) > 0) != strings.Contains(text, "Also matched, not loaded") {
+				t.Errorf("result text:\n%s", text)
+			}
+		})
+	}
+}
