@@ -64,6 +64,9 @@ type Capabilities struct {
 	// DeveloperRole reports that instructions go in developer rather than
 	// system messages (OpenAI).
 	DeveloperRole bool `json:"developerRole,omitempty"`
+	// CacheBreakpoints reports explicit prompt_cache_breakpoint marks
+	// (OpenAI Responses, gpt-5.6 and later).
+	CacheBreakpoints bool `json:"cacheBreakpoints,omitempty"`
 }
 
 // classes lists the tool support classes each API can render.
@@ -118,6 +121,7 @@ type Rule struct {
 	CacheControlOnTools *bool           `json:"cacheControlOnTools,omitempty"`
 	LongCacheRetention  *bool           `json:"longCacheRetention,omitempty"`
 	DeveloperRole       *bool           `json:"developerRole,omitempty"`
+	CacheBreakpoints    *bool           `json:"cacheBreakpoints,omitempty"`
 	// Note says where the rule comes from; it changes nothing.
 	Note string `json:"note,omitempty"`
 }
@@ -144,6 +148,7 @@ func (r *Rule) apply(c *Capabilities) {
 	set(&c.CacheControlOnTools, r.CacheControlOnTools)
 	set(&c.LongCacheRetention, r.LongCacheRetention)
 	set(&c.DeveloperRole, r.DeveloperRole)
+	set(&c.CacheBreakpoints, r.CacheBreakpoints)
 }
 
 // Match reports whether a model id matches a pattern in which * matches
@@ -256,6 +261,10 @@ func DefaultTable() Table {
 	for _, m := range []string{"gpt-5.4*", "gpt-5.5*", "gpt-5.6*", "gpt-5.7*", "gpt-5.8*", "gpt-5.9*", "gpt-6*"} {
 		t = append(t, Rule{API: OpenAIResponses, Model: m, Tools: llm.ToolsAdditions, MidConversationText: yes,
 			Anchor: AnchorToolSearch, Note: "tool search models: additions as client tool_search pairs"})
+	}
+	for _, m := range []string{"gpt-5.6*", "gpt-5.7*", "gpt-5.8*", "gpt-5.9*", "gpt-6*"} {
+		t = append(t, Rule{API: OpenAIResponses, Model: m, CacheBreakpoints: yes,
+			Note: "explicit prompt_cache_breakpoint marks"})
 	}
 	t = append(t,
 		Rule{API: OpenAIChat, Tools: llm.ToolsNone, Note: "OpenAI-compatible servers: one system message at the start"},

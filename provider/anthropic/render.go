@@ -93,7 +93,7 @@ func (m *Model) render(req *llm.Request) (*rendered, error) {
 		return nil, err
 	}
 	if caching {
-		markLastMessage(msgs, cc)
+		markConversation(msgs, cc)
 	}
 	p.Messages = msgs
 	return &rendered{plan: plan, params: p}, nil

@@ -251,8 +251,10 @@ func renderCases() []renderCase {
 				if s := w.last().Content[1].Tool.Definition.InputSchema; string(s) != emptySchema {
 					t.Errorf("a tool without parameters should get %s, got %s", emptySchema, s)
 				}
-				if w.Messages[2].Content[0].CacheControl != nil {
-					t.Errorf("only the last message carries the conversation breakpoint")
+				// The tool results, where the previous request ended, carry
+				// the second conversation breakpoint.
+				if w.Messages[2].Content[0].CacheControl == nil || w.last().Content[1].CacheControl == nil {
+					t.Errorf("the last two messages carry the conversation breakpoints")
 				}
 			},
 		},
@@ -435,8 +437,12 @@ func TestRequestBody(t *testing.T) {
 				if m.caps.CacheControlOnTools && len(w.Tools) > 0 {
 					wantMarks++
 				}
-				if role := w.last().Role; role == "user" || role == "system" {
-					wantMarks++
+				// The last message and the one before it, when user or
+				// system messages.
+				for i := max(0, len(w.Messages)-2); i < len(w.Messages); i++ {
+					if role := w.Messages[i].Role; role == "user" || role == "system" {
+						wantMarks++
+					}
 				}
 			}
 			if n := countKey(raw, "cache_control"); n != wantMarks {

@@ -17,7 +17,9 @@ var (
 		Anchor: provider.AnchorToolSearch, DeveloperRole: true}
 	respNoMidConversation = provider.Capabilities{Tools: llm.ToolsAdditions, Anchor: provider.AnchorAdditionalTools,
 		DeveloperRole: true}
-	respText         = provider.Capabilities{Tools: llm.ToolsText, MidConversationText: true}
+	respText        = provider.Capabilities{Tools: llm.ToolsText, MidConversationText: true}
+	respBreakpoints = provider.Capabilities{Tools: llm.ToolsAdditions, MidConversationText: true,
+		Anchor: provider.AnchorToolSearch, DeveloperRole: true, CacheBreakpoints: true}
 	respBridge       = provider.Capabilities{Tools: llm.ToolsBridge, MidConversationText: true, DeveloperRole: true}
 	respBridgeAsUser = provider.Capabilities{Tools: llm.ToolsBridge, DeveloperRole: true}
 
@@ -84,6 +86,29 @@ func goldenCases() []goldenCase {
 				tools := out["tools"].([]any)
 				equal(t, "loaded tools", toolNames(tools), []string{"late_tool"})
 				equal(t, "defer_loading", tools[0].(map[string]any)["defer_loading"], any(true))
+			},
+		},
+		{
+			// gpt-5.6 and later: explicit breakpoints at the end of the head
+			// and of the request; a load without text gets a short
+			// instruction to carry the last one.
+			name: "responses_cache_breakpoints", api: provider.OpenAIResponses, caps: respBreakpoints,
+			msgs: []llm.Message{head("base prompt", baseTool), user("hello"), systemUpdate("", []llm.Tool{lateTool})},
+			check: func(t *testing.T, b map[string]any) {
+				equal(t, "input", labels(b["input"]), []string{"developer", "user", "tool_search_call", "tool_search_output", "developer"})
+				in := b["input"].([]any)
+				marked := func(i int) bool {
+					parts, ok := in[i].(map[string]any)["content"].([]any)
+					if !ok || len(parts) == 0 {
+						return false
+					}
+					_, ok = parts[len(parts)-1].(map[string]any)["prompt_cache_breakpoint"]
+					return ok
+				}
+				if !marked(0) || marked(1) || !marked(4) {
+					t.Errorf("breakpoints: head %v, user %v, last %v; want the head and the last", marked(0), marked(1), marked(4))
+				}
+				equal(t, "load text", in[4].(map[string]any)["content"].([]any)[0].(map[string]any)["text"], any("Tools loaded: late_tool."))
 			},
 		},
 		{

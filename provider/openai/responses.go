@@ -92,6 +92,9 @@ type responsesRenderer struct {
 	model string
 	caps  provider.Capabilities
 	items responses.ResponseInputParam
+	// lastText is the last text part of the last item when that item is a
+	// message, where the closing cache breakpoint goes.
+	lastText *responses.ResponseInputTextParam
 }
 
 // role is the instruction role.
@@ -104,20 +107,53 @@ func (r *responsesRenderer) role() responses.EasyInputMessageRole {
 
 func (r *responsesRenderer) add(item responses.ResponseInputItemUnionParam) {
 	r.items = append(r.items, item)
+	r.lastText = nil
 }
 
-// text adds a message whose content is a string.
-func (r *responsesRenderer) text(role responses.EasyInputMessageRole, text string) {
+// text adds a message whose content is a string, or, on models with
+// explicit cache breakpoints, one input_text part that can carry one.
+func (r *responsesRenderer) text(role responses.EasyInputMessageRole, text string) *responses.ResponseInputTextParam {
+	if !r.caps.CacheBreakpoints || role == responses.EasyInputMessageRoleAssistant {
+		r.add(responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
+			Role:    role,
+			Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(text)},
+		}})
+		return nil
+	}
+	part := &responses.ResponseInputTextParam{Text: text}
 	r.add(responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
-		Role:    role,
-		Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(text)},
+		Role: role,
+		Content: responses.EasyInputMessageContentUnionParam{OfInputItemContentList: responses.ResponseInputMessageContentListParam{
+			{OfInputText: part},
+		}},
 	}})
+	r.lastText = part
+	return part
 }
 
+// breakpoint marks the end of a reusable prefix at a text part.
+func breakpoint(part *responses.ResponseInputTextParam) {
+	part.PromptCacheBreakpoint = responses.NewResponseInputTextPromptCacheBreakpointParam()
+}
+
+// input renders the plan's conversation. On models with explicit cache
+// breakpoints (gpt-5.6 and later) two are marked: the end of the head, so
+// every conversation with the same tools and instructions reuses it, and
+// the end of the request when it ends with a message, so an update after
+// the last tool result is cached too (the implicit breakpoint sits at the
+// last user or tool message). Markers are not part of the cache key, so
+// moving the last one keeps the prefix.
 func (r *responsesRenderer) input(plan *provider.Plan) responses.ResponseInputParam {
 	if plan.System != "" {
-		r.text(r.role(), plan.System)
+		if head := r.text(r.role(), plan.System); head != nil {
+			breakpoint(head)
+		}
 	}
+	defer func() {
+		if r.lastText != nil && r.lastText.PromptCacheBreakpoint.Mode == "" {
+			breakpoint(r.lastText)
+		}
+	}()
 	for _, e := range plan.Entries {
 		switch {
 		case e.Update != nil:
@@ -154,6 +190,9 @@ func (r *responsesRenderer) user(content []llm.Part) {
 		Role:    responses.EasyInputMessageRoleUser,
 		Content: responses.EasyInputMessageContentUnionParam{OfInputItemContentList: parts},
 	}})
+	if last := parts[len(parts)-1].OfInputText; last != nil && r.caps.CacheBreakpoints {
+		r.lastText = last
+	}
 }
 
 // assistant adds an assistant answer in part order: each text part as an
@@ -245,8 +284,17 @@ func (r *responsesRenderer) update(plan *provider.Plan, index int, u *provider.U
 			}})
 		}
 	}
-	if u.Text != "" {
+	switch {
+	case u.Text != "":
 		r.text(r.role(), u.Text)
+	case len(u.Added) > 0 && r.caps.CacheBreakpoints:
+		// A short instruction after the anchored tools gives the closing
+		// breakpoint a place: tool items cannot carry one.
+		names := make([]string, len(u.Added))
+		for i, t := range u.Added {
+			names[i] = t.Name
+		}
+		r.text(r.role(), "Tools loaded: "+strings.Join(names, ", ")+".")
 	}
 }
 
