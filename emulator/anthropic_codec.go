@@ -1,0 +1,115 @@
+package emulator
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// anthropicCodec speaks Anthropic's Messages API (provider-apis §1, §2):
+// it validates a request the way the API does, answering with its error
+// texts, and decodes it into segments in the cache's render order: the
+// tools that are not deferred, the scaffolding Anthropic renders once
+// tools can change, the system blocks, then every content block of every
+// message, inline tool definitions expanded where they are added.
+type anthropicCodec struct{}
+
+// The anthropic-beta values the emulator knows. The deprecated ones are
+// accepted and change nothing.
+const (
+	anthBetaInlineTools = "inline-tools-2026-09-15"
+	anthBetaToolChanges = "mid-conversation-tool-changes-2026-07-01"
+	anthBetaClearAt     = "mid-conversation-system-clear-at-2026-08-21"
+	anthBetaEffort      = "mid-conversation-output-config-2026-07-01"
+)
+
+var anthKnownBetas = []string{
+	anthBetaInlineTools, anthBetaToolChanges, "mcp-client-2026-09-15", anthBetaClearAt, anthBetaEffort,
+	"thinking-binding-controls-2026-08-01", "fine-grained-tool-streaming-2025-05-14", "interleaved-thinking-2025-05-14",
+	"server-side-fallback-2026-07-01", "claude-code-20250219", "oauth-2025-04-20", "context-management-2025-06-27",
+	// Deprecated: the features are GA; the values are no-ops.
+	"prompt-caching-2024-07-31", "extended-cache-ttl-2025-04-11", "cache-diagnosis-2026-04-07",
+	"token-efficient-tools-2025-02-19", "advanced-tool-use-2025-11-20",
+}
+
+// anthTopLevelKeys are the request body's fields. Those the emulator does
+// not model (container, mcp_servers, context_management, ...) are
+// accepted without further checks.
+var anthTopLevelKeys = []string{
+	"model", "max_tokens", "messages", "system", "tools", "tool_choice", "stream", "metadata",
+	"temperature", "top_p", "top_k", "stop_sequences", "thinking", "output_config", "output_format",
+	"cache_control", "service_tier",
+	"speed", "container", "context_management", "compaction", "diagnostics", "fallbacks",
+	"fallback_credit_token", "billing_policy", "inference_geo", "mcp_servers", "thread",
+}
+
+func (anthropicCodec) decode(h http.Header, body []byte) (*Exchange, *Error) {
+	if strings.TrimSpace(h.Get("anthropic-version")) == "" {
+		return nil, anthInvalid("anthropic-version: header is required")
+	}
+	betas, apiErr := anthBetas(h)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	v, err := anthParse(body)
+	if err != nil {
+		return nil, anthInvalid("There was an error parsing the body of the request: %v. The body must be one JSON object.", err)
+	}
+	root, apiErr := anthAsObj("", v)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	d := &anthDecoder{betas: betas, known: map[string]*anthTool{},
+		ex: &Exchange{API: AnthropicMessages}}
+	if apiErr := d.request(root); apiErr != nil {
+		return nil, apiErr
+	}
+	return d.ex, nil
+}
+
+// anthBetas reads the anthropic-beta headers (repeatable, each a
+// comma-separated list) and rejects unknown values.
+func anthBetas(h http.Header) (map[string]bool, *Error) {
+	betas := map[string]bool{}
+	var unknown []string
+	for _, line := range h.Values("anthropic-beta") {
+		for b := range strings.SplitSeq(line, ",") {
+			b = strings.TrimSpace(b)
+			if b == "" {
+				continue
+			}
+			if !slices.Contains(anthKnownBetas, b) {
+				if !slices.Contains(unknown, b) {
+					unknown = append(unknown, b)
+				}
+				continue
+			}
+			betas[b] = true
+		}
+	}
+	if len(unknown) > 0 {
+		q := make([]string, len(unknown))
+		for i, u := range unknown {
+			q[i] = "`" + u + "`"
+		}
+		return nil, anthInvalid("Unexpected value(s) %s for the `anthropic-beta` header. Please consult our documentation at docs.claude.com or try again without the header.",
+			strings.Join(q, ", "))
+	}
+	return betas, nil
+}
+
+// toolChanges reports whether tool_addition and tool_removal blocks are
+// enabled.
+func (d *anthDecoder) toolChanges() bool {
+	return d.betas[anthBetaInlineTools] || d.betas[anthBetaToolChanges]
+}
+
+// anthScaffolding stands for the instructions Anthropic adds to the prompt
+// as soon as tools can change (a deferred tool, a tool_addition or a
+// tool_removal). It renders after the tools, so a request that starts
+// declaring a deferred tool later loses its cached system prompt; toolshelf
+// declares a deferred placeholder from the first request for that reason.
+const anthScaffolding = "[Anthropic's hidden instructions for deferred tools and mid-conversation tool changes] " +
+	"Some tools are not listed above: they are loaded on demand. System messages later in the conversation may " +
+	"add tools, with their full definitions, or remove them; from that point on only call the tools that are " +
+	"currently available, and never call a tool that was removed."

@@ -1,0 +1,336 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolshelf/toolshelf/tokens"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Responder plays the model; nil means Echo.
+	Responder Responder
+	// Now is the clock cache lifetimes are measured on; nil means
+	// time.Now. Tests and benchmarks pass a controllable clock.
+	Now func() time.Time
+	// ContextWindow caps a request's prompt tokens; a longer prompt gets
+	// the provider's context-length error. Zero means the model's default
+	// (see DefaultContextWindow); negative means no cap.
+	ContextWindow int
+	// MaxBodyBytes caps a request body; zero means 32 MiB.
+	MaxBodyBytes int64
+	// Observe, when set, receives a record of every request, in order.
+	Observe func(Record)
+	// Counter counts tokens; nil means tokens.Default().
+	Counter *tokens.Counter
+	// KeepBodies puts each request's body in its Record.
+	KeepBodies bool
+}
+
+// Record is what the server saw and answered for one request.
+type Record struct {
+	Seq    int    `json:"seq"`
+	API    API    `json:"api"`
+	Model  string `json:"model"`
+	Stream bool   `json:"stream"`
+	// Status is the HTTP status; Error the message of an error answer.
+	Status int    `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// Input counts every prompt token; ToolTokens those of tool
+	// definitions (top-level, added mid-conversation or described in
+	// text).
+	Input      int `json:"input"`
+	ToolTokens int `json:"toolTokens"`
+	CacheRead  int `json:"cacheRead"`
+	CacheWrite int `json:"cacheWrite"`
+	Uncached   int `json:"uncached"`
+	Output     int `json:"output"`
+	// Ideal is what a cache that kept every earlier prompt could have
+	// served (same namespace, model, granularity and minimum length).
+	Ideal int `json:"ideal"`
+	// Tools counts the tools callable at the end of the request.
+	Tools int `json:"tools"`
+	// Key is the request's API key.
+	Key string `json:"-"`
+	// Body is the request body, when Config.KeepBodies is set.
+	Body []byte `json:"-"`
+}
+
+// Server is the emulator: an http.Handler that speaks Anthropic Messages
+// (POST /v1/messages), OpenAI Responses (POST /v1/responses) and Chat
+// Completions (POST /v1/chat/completions).
+type Server struct {
+	cfg     Config
+	counter *tokens.Counter
+	cache   *cache
+	codecs  map[API]codec
+
+	mu  sync.Mutex
+	seq int
+}
+
+// New returns a server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Responder == nil {
+		cfg.Responder = Echo{}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 32 << 20
+	}
+	c := cfg.Counter
+	if c == nil {
+		var err error
+		if c, err = tokens.Default(); err != nil {
+			return nil, err
+		}
+	}
+	return &Server{cfg: cfg, counter: c, cache: newCache(), codecs: map[API]codec{
+		AnthropicMessages: anthropicCodec{},
+		OpenAIResponses:   responsesCodec{},
+		OpenAIChat:        chatCodec{},
+	}}, nil
+}
+
+// route returns the API a path belongs to.
+func route(path string) (API, bool) {
+	switch strings.TrimSuffix(path, "/") {
+	case "/v1/messages", "/messages":
+		return AnthropicMessages, true
+	case "/v1/responses", "/responses":
+		return OpenAIResponses, true
+	case "/v1/chat/completions", "/chat/completions":
+		return OpenAIChat, true
+	}
+	return "", false
+}
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	api, ok := route(r.URL.Path)
+	if !ok {
+		// Answer in the shape of the API the path looks like.
+		c := s.codecs[OpenAIChat]
+		if strings.Contains(r.URL.Path, "messages") {
+			c = s.codecs[AnthropicMessages]
+		}
+		c.writeError(w, &Error{Status: http.StatusNotFound, Type: "not_found_error", Code: "unknown_url",
+			Message: fmt.Sprintf("Unknown request URL: %s %s. The emulator serves POST /v1/messages, /v1/responses and /v1/chat/completions.", r.Method, r.URL.Path)})
+		return
+	}
+	c := s.codecs[api]
+	s.mu.Lock()
+	s.seq++
+	seq := s.seq
+	s.mu.Unlock()
+	rec := Record{Seq: seq, API: api, Key: APIKey(r.Header)}
+	fail := func(e *Error) {
+		rec.Status, rec.Error = e.Status, e.Message
+		s.observe(rec)
+		c.writeError(w, e)
+	}
+	if r.Method != http.MethodPost {
+		fail(&Error{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Code: "method_not_allowed",
+			Message: fmt.Sprintf("Method %s is not allowed; use POST.", r.Method)})
+		return
+	}
+	if rec.Key == "" {
+		fail(&Error{Status: http.StatusUnauthorized, Type: authType(api), Code: "invalid_api_key",
+			Message: "No API key provided: send x-api-key (Anthropic) or Authorization: Bearer <key>. The emulator accepts any key."})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			fail(&Error{Status: http.StatusRequestEntityTooLarge, Type: "request_too_large", Code: "request_too_large",
+				Message: fmt.Sprintf("Request exceeds the maximum allowed number of bytes (%d).", s.cfg.MaxBodyBytes)})
+			return
+		}
+		fail(&Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "reading the request body: " + err.Error()})
+		return
+	}
+	if s.cfg.KeepBodies {
+		rec.Body = body
+	}
+	ex, apiErr := c.decode(r.Header, body)
+	if apiErr != nil {
+		fail(apiErr)
+		return
+	}
+	ex.Seq, ex.Header = seq, r.Header
+	ex.Namespace = rec.Key + "\x00" + ex.Namespace
+	rec.Model, rec.Stream, rec.Tools = ex.Model, ex.Stream, len(ex.Tools)
+	total, toolTokens := 0, 0
+	for i := range ex.Segments {
+		seg := &ex.Segments[i]
+		if seg.Text != "" {
+			seg.Tokens = s.counter.Count(seg.Text)
+		} else {
+			seg.Tokens = s.counter.CountBytes(seg.Bytes)
+		}
+		total += seg.Tokens
+		if seg.ToolDef {
+			toolTokens += seg.Tokens
+		} else if seg.Text != "" {
+			toolTokens += s.textDefinitionTokens(seg.Text)
+		}
+	}
+	rec.Input, rec.ToolTokens = total, toolTokens
+	if limit := s.contextWindow(api, ex.Model); limit > 0 && total > limit {
+		fail(contextError(api, total, limit))
+		return
+	}
+	out := s.cache.apply(ex, s.cfg.Now())
+	reply, err := s.cfg.Responder.Respond(r.Context(), ex)
+	if err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, context.Canceled) {
+			status = 499
+		}
+		fail(&Error{Status: status, Type: "api_error", Code: "server_error", Message: "the responder failed: " + err.Error()})
+		return
+	}
+	u := Usage{Input: total, CacheRead: out.read, CacheWrite: out.write, CacheWriteShort: out.writeShort,
+		CacheWriteLong: out.writeLong, ReportWrites: out.reportWrites, Output: s.outputTokens(reply)}
+	rec.Status = http.StatusOK
+	rec.CacheRead, rec.CacheWrite, rec.Uncached, rec.Output, rec.Ideal = out.read, out.write, u.Uncached(), u.Output, out.ideal
+	// Observe first: a client that has read the reply finds its record.
+	s.observe(rec)
+	c.writeReply(w, ex, reply, u)
+}
+
+func (s *Server) observe(r Record) {
+	if s.cfg.Observe != nil {
+		s.cfg.Observe(r)
+	}
+}
+
+// outputTokens counts a reply's text, thinking and calls.
+func (s *Server) outputTokens(r *Reply) int {
+	n := s.counter.Count(r.Text) + s.counter.Count(r.Thinking)
+	for _, c := range r.Calls {
+		n += s.counter.Count(c.Name) + s.counter.CountBytes(c.Arguments)
+	}
+	return max(n, 1)
+}
+
+// textDefinitionTokens counts the tool definitions a text carries as
+// JSON lines ({"name": ..., "parameters": ...}), as bridge updates do.
+func (s *Server) textDefinitionTokens(text string) int {
+	if !strings.Contains(text, `"parameters"`) {
+		return 0
+	}
+	n := 0
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "{") || !strings.Contains(line, `"parameters"`) {
+			continue
+		}
+		var def struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		}
+		if json.Unmarshal([]byte(line), &def) == nil && def.Name != "" && len(def.Parameters) > 0 {
+			n += s.counter.Count(line)
+		}
+	}
+	return n
+}
+
+// APIKey returns a request's API key, from x-api-key or a bearer token.
+// Responders that serve several clients at once can tell them apart by it.
+func APIKey(h http.Header) string {
+	if k := h.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	if a := h.Get("Authorization"); a != "" {
+		return strings.TrimSpace(strings.TrimPrefix(a, "Bearer"))
+	}
+	return ""
+}
+
+func authType(api API) string {
+	if api == AnthropicMessages {
+		return "authentication_error"
+	}
+	return "invalid_request_error"
+}
+
+// DefaultContextWindow returns the prompt token limit the emulator
+// applies to a model when Config.ContextWindow is zero: 200,000 for
+// Claude models, 400,000 for OpenAI's gpt-5 and later on Responses,
+// 128,000 otherwise.
+func DefaultContextWindow(api API, model string) int {
+	switch {
+	case api == AnthropicMessages:
+		return 200_000
+	case strings.HasPrefix(model, "gpt-5") || strings.HasPrefix(model, "gpt-6"):
+		return 400_000
+	}
+	return 128_000
+}
+
+func (s *Server) contextWindow(api API, model string) int {
+	switch {
+	case s.cfg.ContextWindow < 0:
+		return 0
+	case s.cfg.ContextWindow > 0:
+		return s.cfg.ContextWindow
+	}
+	return DefaultContextWindow(api, model)
+}
+
+// contextError is the provider's answer to a prompt over the window.
+func contextError(api API, tokens, limit int) *Error {
+	if api == AnthropicMessages {
+		return &Error{Status: http.StatusBadRequest, Type: "invalid_request_error",
+			Message: fmt.Sprintf("prompt is too long: %d tokens > %d maximum", tokens, limit)}
+	}
+	return &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "context_length_exceeded",
+		Param: "input", Message: fmt.Sprintf("Your input exceeds the context window of this model: %d tokens > %d maximum.", tokens, limit)}
+}
+
+// canonical returns compact JSON of v with sorted keys and markers
+// removed, the form segments are compared in.
+func canonical(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(stripCacheMarkers(v)) // values decoded from JSON always encode
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// stripCacheMarkers returns v without cache_control and
+// prompt_cache_breakpoint keys, which are not part of a cache key.
+func stripCacheMarkers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if k == "cache_control" || k == "prompt_cache_breakpoint" {
+				continue
+			}
+			out[k] = stripCacheMarkers(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = stripCacheMarkers(e)
+		}
+		return out
+	}
+	return v
+}
