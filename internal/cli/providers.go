@@ -100,7 +100,7 @@ A rules file (--capabilities) is a JSON array of rules applied after the built-i
    {"api": "anthropic-messages", "model": "claude-sonnet-5*", "midConversationText": false}]
 Fields: api, model (pattern, * matches anything), tools, midConversationText, anchor
 (additional_tools, tool_search, system_tools), cacheControlOnTools, longCacheRetention,
-developerRole, note.`,
+developerRole, cacheBreakpoints, note.`,
 		RunE: func(cmd *cobra.Command, models []string) error {
 			apis := provider.APIs
 			if api != "" {
@@ -193,6 +193,7 @@ func ruleSets(r provider.Rule) string {
 	}{
 		{"midConversationText", r.MidConversationText}, {"cacheControlOnTools", r.CacheControlOnTools},
 		{"longCacheRetention", r.LongCacheRetention}, {"developerRole", r.DeveloperRole},
+		{"cacheBreakpoints", r.CacheBreakpoints},
 	} {
 		if b.v != nil {
 			parts = append(parts, fmt.Sprintf("%s=%v", b.name, *b.v))
@@ -218,6 +219,9 @@ func capFlags(c provider.Capabilities) string {
 	}
 	if c.DeveloperRole {
 		parts = append(parts, "developerRole")
+	}
+	if c.CacheBreakpoints {
+		parts = append(parts, "cacheBreakpoints")
 	}
 	return strings.Join(parts, " ")
 }

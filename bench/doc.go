@@ -1,0 +1,20 @@
+// Package bench measures toolshelf end to end: task suites run through the
+// real agent loop and provider adapters against an in-process emulator,
+// whose oracle plays the model from what each request actually declares.
+//
+// For each strategy (full: every tool of the profile declared up front;
+// search: tools deferred and loaded with tool_search) and tool class
+// (changes on Anthropic, additions on OpenAI Responses, none and bridge on
+// Chat Completions) it reports requests, input and tool-definition tokens,
+// cache reads, writes and uncached tokens as the emulator's cache
+// simulation computed them, the prefix-preservation ratio (cache reads ÷
+// what an ideal cache could have served), cache misses and tool removals,
+// failed steps, and tools loaded against tools needed with the overhead
+// factor (definition tokens loaded ÷ definition tokens needed).
+//
+// The oracle: for each step it calls the step's tool when the request
+// declares it; otherwise it calls tool_search with the step's queries in
+// order; when none loads the tool the step fails and it goes on. Tool
+// results are synthetic text of realistic size; a final text answer ends
+// the task.
+package bench

@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/toolshelf/toolshelf/emulator"
+	"github.com/toolshelf/toolshelf/toolsearch"
+)
+
+// callTool is the bridge's meta-tool, as the model sees it.
+const callTool = "call_tool"
+
+// oracle plays the model for the benchmark, from what each request
+// actually declares: for each step it calls the step's tool when the
+// request declares it (directly, or through call_tool when a bridge update
+// described it); otherwise it calls tool_search with the step's queries in
+// order; when none has loaded the tool it gives the step up and goes on.
+// A final text answer ends the task.
+//
+// It is stateless: every decision is replayed from the request's own
+// history, so it answers the same way whatever the adapter did before.
+// Several clients may use it at once, told apart by API key.
+type oracle struct {
+	mu    sync.Mutex
+	plans map[string]*plan
+}
+
+// plan is the task an API key is running and its steps' tool names.
+type plan struct {
+	task  Task
+	names []string // model-facing name of each step's tool
+}
+
+func newOracle() *oracle { return &oracle{plans: map[string]*plan{}} }
+
+// set makes key's next requests play task.
+func (o *oracle) set(key string, p *plan) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.plans[key] = p
+}
+
+// Respond answers one request.
+func (o *oracle) Respond(_ context.Context, ex *emulator.Exchange) (*emulator.Reply, error) {
+	key := emulator.APIKey(ex.Header)
+	o.mu.Lock()
+	p := o.plans[key]
+	o.mu.Unlock()
+	if p == nil {
+		return nil, fmt.Errorf("the oracle has no task for this API key")
+	}
+	declared, bridged := declaredTools(ex)
+	k, searches := p.progress(ex.Turns)
+	for ; k < len(p.names); k, searches = k+1, 0 {
+		name := p.names[k]
+		if def, ok := declared[name]; ok {
+			return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: exampleArguments(def)}}}, nil
+		}
+		if def, ok := bridged[name]; ok {
+			args, _ := json.Marshal(map[string]any{"name": name, "arguments": exampleArguments(def)})
+			return &emulator.Reply{Calls: []emulator.Call{{Name: callTool, Arguments: args}}}, nil
+		}
+		queries := p.task.Steps[k].Queries
+		if _, ok := declared[toolsearch.Name]; ok && searches < len(queries) {
+			args, _ := json.Marshal(map[string]string{"query": queries[searches]})
+			return &emulator.Reply{Calls: []emulator.Call{{Name: toolsearch.Name, Arguments: args}}}, nil
+		}
+	}
+	return &emulator.Reply{Text: "Done: I went through every step of the request."}, nil
+}
+
+// progress replays the history: the step the task is at and how many of
+// its queries were searched. A search is attributed to the current step
+// when it is that step's next query, else to the first later step it
+// starts; a call of a later step's tool means the steps before it were
+// given up.
+func (p *plan) progress(turns []emulator.Turn) (step, searches int) {
+	n := len(p.names)
+	for _, t := range turns {
+		if t.Role != "assistant" {
+			continue
+		}
+		for _, c := range t.Calls {
+			name, args := unwrap(c)
+			if name == toolsearch.Name {
+				var a struct {
+					Query string `json:"query"`
+				}
+				_ = json.Unmarshal(args, &a)
+				if step < n && searches < len(p.task.Steps[step].Queries) && p.task.Steps[step].Queries[searches] == a.Query {
+					searches++
+					continue
+				}
+				for j := step + 1; j < n; j++ {
+					if q := p.task.Steps[j].Queries; len(q) > 0 && q[0] == a.Query {
+						step, searches = j, 1
+						break
+					}
+				}
+				continue
+			}
+			for j := step; j < n; j++ {
+				if p.names[j] == name {
+					step, searches = j+1, 0
+					break
+				}
+			}
+		}
+	}
+	return step, searches
+}
+
+// unwrap returns the tool a call stands for, seeing through call_tool.
+func unwrap(c emulator.Call) (string, json.RawMessage) {
+	if c.Name != callTool {
+		return c.Name, c.Arguments
+	}
+	var inner struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(c.Arguments, &inner) != nil || inner.Name == "" {
+		return c.Name, c.Arguments
+	}
+	return inner.Name, inner.Arguments
+}
+
+// declaredTools returns the tools a request lets the model call directly
+// (name → schema) and, when it declares call_tool, those its bridge
+// updates describe: JSON lines {"name", "description", "parameters"} in
+// system or user text, minus the names a later "Tools no longer
+// available: a, b." withdraws.
+func declaredTools(ex *emulator.Exchange) (declared, bridged map[string]json.RawMessage) {
+	declared = map[string]json.RawMessage{}
+	for _, t := range ex.Tools {
+		declared[t.Name] = t.Parameters
+	}
+	bridged = map[string]json.RawMessage{}
+	if _, ok := declared[callTool]; !ok {
+		return declared, bridged
+	}
+	for _, t := range ex.Turns {
+		if t.Role != "system" && t.Role != "user" {
+			continue
+		}
+		for line := range strings.Lines(t.Text) {
+			line = strings.TrimSpace(line)
+			if rest, ok := strings.CutPrefix(line, "Tools no longer available: "); ok {
+				for _, name := range strings.Split(strings.TrimSuffix(rest, "."), ", ") {
+					delete(bridged, name)
+				}
+				continue
+			}
+			if !strings.HasPrefix(line, "{") {
+				continue
+			}
+			var def struct {
+				Name       string          `json:"name"`
+				Parameters json.RawMessage `json:"parameters"`
+			}
+			if json.Unmarshal([]byte(line), &def) == nil && def.Name != "" && len(def.Parameters) > 0 {
+				bridged[def.Name] = def.Parameters
+			}
+		}
+	}
+	return declared, bridged
+}

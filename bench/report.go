@@ -1,0 +1,289 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/provider"
+)
+
+// TaskResult is what one task cost and achieved in one run.
+type TaskResult struct {
+	ID string `json:"id"`
+	// Skipped says why the task did not run (its tools are not in the
+	// profile); empty when it ran.
+	Skipped string `json:"skipped,omitempty"`
+	// Error is how the run ended when it failed (a provider error).
+	Error string `json:"error,omitempty"`
+	// DoesNotFit reports a request over the model's context window.
+	DoesNotFit bool `json:"doesNotFit,omitempty"`
+	// ProjectedToolTokens, for a task that does not fit, is the tool
+	// tokens its requests would have carried: the rejected request's
+	// times the steps plus the final answer.
+	ProjectedToolTokens int `json:"projectedToolTokens,omitempty"`
+
+	Requests   int `json:"requests"`
+	Input      int `json:"input"`
+	ToolTokens int `json:"toolTokens"`
+	CacheRead  int `json:"cacheRead"`
+	CacheWrite int `json:"cacheWrite"`
+	Uncached   int `json:"uncached"`
+	// Ideal is what a cache that kept every earlier prompt could have
+	// served; Misses counts requests that read less than that; Removals
+	// counts the system updates that withdrew tools.
+	Ideal    int `json:"ideal"`
+	Misses   int `json:"misses"`
+	Removals int `json:"removals"`
+
+	Steps int `json:"steps"`
+	Done  int `json:"done"`
+	// Failed counts steps whose tool was never called.
+	Failed int `json:"failed"`
+	// Searches counts tool_search calls; LaterQuery the steps found only
+	// by a query after the first.
+	Searches   int `json:"searches"`
+	LaterQuery int `json:"laterQuery"`
+
+	// Loaded counts the tools declared beyond the head (search) or in it
+	// (full), with their definition tokens; Needed the distinct tools
+	// the steps call.
+	Loaded       int `json:"loaded"`
+	LoadedTokens int `json:"loadedTokens"`
+	Needed       int `json:"needed"`
+	NeededTokens int `json:"neededTokens"`
+
+	// PerRequest lists each request's figures, in order.
+	PerRequest []RequestFigures `json:"perRequest,omitempty"`
+}
+
+// RequestFigures are one request's tokens as the emulator counted them.
+type RequestFigures struct {
+	Status     int `json:"status"`
+	Input      int `json:"input"`
+	ToolTokens int `json:"toolTokens"`
+	CacheRead  int `json:"cacheRead"`
+	CacheWrite int `json:"cacheWrite"`
+	Ideal      int `json:"ideal"`
+}
+
+// RunResult is one strategy and class over the suite.
+type RunResult struct {
+	Strategy Strategy        `json:"strategy"`
+	Class    llm.ToolSupport `json:"class"`
+	API      provider.API    `json:"api"`
+	Model    string          `json:"model"`
+	Tasks    []TaskResult    `json:"tasks"`
+	Total    TaskResult      `json:"total"`
+	// Ran counts the tasks that ran (not skipped); NotFit those with a
+	// request over the context window.
+	Ran    int `json:"ran"`
+	NotFit int `json:"notFit"`
+}
+
+// Report is a whole benchmark run.
+type Report struct {
+	Profile     string       `json:"profile"`
+	Description string       `json:"description"`
+	Tasks       int          `json:"tasks"`
+	Load        string       `json:"load"`
+	Runs        []*RunResult `json:"runs"`
+}
+
+func newReport(cfg Config, runs []*RunResult) *Report {
+	for _, r := range runs {
+		for _, t := range r.Tasks {
+			if t.Skipped != "" {
+				continue
+			}
+			r.Ran++
+			if t.DoesNotFit {
+				r.NotFit++
+			}
+			r.Total.add(t)
+		}
+		r.Total.ID = "total"
+	}
+	return &Report{Profile: cfg.Profile.Name, Description: cfg.Profile.Description, Tasks: len(cfg.Tasks),
+		Load: loadString(cfg), Runs: runs}
+}
+
+func loadString(cfg Config) string {
+	l := cfg.Load
+	if l.Max == 0 && l.Relative == 0 {
+		return "every match up to the limit (8)"
+	}
+	parts := []string{}
+	if l.Max > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d ranked", l.Max))
+	}
+	if l.Relative > 0 {
+		parts = append(parts, fmt.Sprintf("score ≥ %.2f × best", l.Relative))
+	}
+	return strings.Join(parts, ", ") + " (exact names always)"
+}
+
+func (t *TaskResult) add(u TaskResult) {
+	t.Requests += u.Requests
+	t.Input += u.Input
+	t.ToolTokens += u.ToolTokens
+	t.ProjectedToolTokens += u.ProjectedToolTokens
+	t.CacheRead += u.CacheRead
+	t.CacheWrite += u.CacheWrite
+	t.Uncached += u.Uncached
+	t.Ideal += u.Ideal
+	t.Misses += u.Misses
+	t.Removals += u.Removals
+	t.Steps += u.Steps
+	t.Done += u.Done
+	t.Failed += u.Failed
+	t.Searches += u.Searches
+	t.LaterQuery += u.LaterQuery
+	t.Loaded += u.Loaded
+	t.LoadedTokens += u.LoadedTokens
+	t.Needed += u.Needed
+	t.NeededTokens += u.NeededTokens
+}
+
+// Preservation is cache reads over what an ideal cache could have served;
+// 1 when there was nothing to serve.
+func (r *RunResult) Preservation() float64 {
+	if r.Total.Ideal == 0 {
+		return 1
+	}
+	return float64(r.Total.CacheRead) / float64(r.Total.Ideal)
+}
+
+// Overhead is the tool-definition tokens loaded per token of the tools the
+// tasks needed.
+func (r *RunResult) Overhead() float64 {
+	if r.Total.NeededTokens == 0 {
+		return 0
+	}
+	return float64(r.Total.LoadedTokens) / float64(r.Total.NeededTokens)
+}
+
+// toolTokens returns the run's tool-definition tokens and whether they
+// include projections for tasks that did not fit.
+func (r *RunResult) toolTokens() (int, bool) {
+	return r.Total.ToolTokens + r.Total.ProjectedToolTokens, r.NotFit > 0
+}
+
+// Run returns the result of a strategy and class, or nil.
+func (rep *Report) Run(s Strategy, c llm.ToolSupport) *RunResult {
+	for _, r := range rep.Runs {
+		if r.Strategy == s && r.Class == c {
+			return r
+		}
+	}
+	return nil
+}
+
+// share returns a run's tool tokens as a fraction of full's, same class.
+func (rep *Report) share(r *RunResult) (float64, bool) {
+	full := rep.Run(Full, r.Class)
+	if full == nil {
+		return 0, false
+	}
+	ft, _ := full.toolTokens()
+	rt, _ := r.toolTokens()
+	if ft == 0 {
+		return 0, false
+	}
+	return float64(rt) / float64(ft), true
+}
+
+// WriteTable writes the report as an aligned table, then the summary
+// line.
+func (rep *Report) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "profile %s: %s; %d tasks; search loads %s\n\n", rep.Profile, rep.Description, rep.Tasks, rep.Load)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "strategy\tclass\ttasks\trequests\tinput\ttool tokens\tof full\tcache read\tcache write\tuncached\tpreservation\tmisses\tremovals\tloaded/needed\toverhead\tfailed steps\t")
+	for _, r := range rep.Runs {
+		tt, projected := r.toolTokens()
+		toolCol := fmt.Sprint(tt)
+		if projected {
+			toolCol += "*"
+		}
+		shareCol := "—"
+		if s, ok := rep.share(r); ok {
+			shareCol = fmt.Sprintf("%.1f%%", 100*s)
+		}
+		tasks := fmt.Sprint(r.Ran)
+		if r.NotFit > 0 {
+			tasks = fmt.Sprintf("%d (%d do not fit)", r.Ran, r.NotFit)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%.3f\t%d\t%d\t%d/%d\t%.1f\t%d\t\n",
+			r.Strategy, r.Class, tasks, r.Total.Requests, r.Total.Input, toolCol, shareCol,
+			r.Total.CacheRead, r.Total.CacheWrite, r.Total.Uncached, r.Preservation(), r.Total.Misses,
+			r.Total.Removals, r.Total.Loaded, r.Total.Needed, r.Overhead(), r.Total.Failed)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rep.Runs {
+		if r.NotFit > 0 {
+			fmt.Fprintf(w, "\n* %s/%s: %d of %d tasks do not fit the model's context window; their tool tokens are projected (the rejected request's tool tokens × the requests the task needs).\n",
+				r.Strategy, r.Class, r.NotFit, r.Ran)
+		}
+	}
+	if skipped := rep.skipped(); skipped > 0 {
+		fmt.Fprintf(w, "\n%d tasks skipped: their tools are not in the profile.\n", skipped)
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", rep.Summary())
+	return err
+}
+
+func (rep *Report) skipped() int {
+	if len(rep.Runs) == 0 {
+		return 0
+	}
+	n := 0
+	for _, t := range rep.Runs[0].Tasks {
+		if t.Skipped != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Summary is the report's last line: search against full on the changes
+// class (tool tokens, overhead, failed steps) and prefix preservation of
+// search under changes and bridge.
+func (rep *Report) Summary() string {
+	na := func(ok bool, v string) string {
+		if !ok {
+			return "n/a"
+		}
+		return v
+	}
+	s := rep.Run(Search, llm.ToolsChanges)
+	if s == nil && len(rep.Runs) > 0 {
+		for _, r := range rep.Runs {
+			if r.Strategy == Search {
+				s = r
+				break
+			}
+		}
+	}
+	share, shareOK := 0.0, false
+	overhead, failed := "n/a", "n/a"
+	if s != nil {
+		share, shareOK = rep.share(s)
+		overhead = fmt.Sprintf("%.2f", s.Overhead())
+		failed = fmt.Sprint(s.Total.Failed)
+	}
+	pres := func(c llm.ToolSupport) string {
+		r := rep.Run(Search, c)
+		return na(r != nil, fmt.Sprintf("%.3f", func() float64 {
+			if r == nil {
+				return 0
+			}
+			return r.Preservation()
+		}()))
+	}
+	return fmt.Sprintf("search/full tool-tokens=%s overhead=%s preservation(changes)=%s preservation(bridge)=%s failed-steps=%s",
+		na(shareOK, fmt.Sprintf("%.1f%%", 100*share)), overhead, pres(llm.ToolsChanges), pres(llm.ToolsBridge), failed)
+}

@@ -1,0 +1,530 @@
+package bench
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/catalog"
+	"github.com/toolshelf/toolshelf/catalog/builtin"
+	"github.com/toolshelf/toolshelf/emulator"
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/provider"
+	"github.com/toolshelf/toolshelf/provider/anthropic"
+	"github.com/toolshelf/toolshelf/provider/openai"
+	"github.com/toolshelf/toolshelf/search"
+	"github.com/toolshelf/toolshelf/tokens"
+	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
+)
+
+// Strategy is how tools reach the model.
+type Strategy string
+
+// The strategies.
+const (
+	// Full declares every tool of the profile up front.
+	Full Strategy = "full"
+	// Search keeps tools deferred and lets the model load them with
+	// tool_search.
+	Search Strategy = "search"
+)
+
+// Strategies lists the strategies in report order.
+var Strategies = []Strategy{Full, Search}
+
+// Classes lists the tool classes the benchmark runs, in report order.
+var Classes = []llm.ToolSupport{llm.ToolsChanges, llm.ToolsAdditions, llm.ToolsNone, llm.ToolsBridge}
+
+// target is the adapter and model a class is measured on.
+type target struct {
+	api   provider.API
+	model string
+	caps  provider.Capabilities
+}
+
+// targetFor returns where a class is measured: changes on Anthropic
+// (claude-opus-5-5), additions on OpenAI Responses (gpt-5.6-sol, client
+// tool_search pairs), none and bridge on Chat Completions with an
+// open-weights model (llama-3.3-70b), so none and bridge compare on the
+// same model.
+func targetFor(class llm.ToolSupport) (target, error) {
+	table := provider.DefaultTable()
+	switch class {
+	case llm.ToolsChanges:
+		return target{provider.AnthropicMessages, "claude-opus-5-5", table.Lookup(provider.AnthropicMessages, "claude-opus-5-5")}, nil
+	case llm.ToolsAdditions:
+		return target{provider.OpenAIResponses, "gpt-5.6-sol", table.Lookup(provider.OpenAIResponses, "gpt-5.6-sol")}, nil
+	case llm.ToolsNone:
+		return target{provider.OpenAIChat, "llama-3.3-70b", table.Lookup(provider.OpenAIChat, "llama-3.3-70b")}, nil
+	case llm.ToolsBridge:
+		c := table.Lookup(provider.OpenAIChat, "llama-3.3-70b")
+		c.Tools = llm.ToolsBridge
+		return target{provider.OpenAIChat, "llama-3.3-70b", c}, nil
+	}
+	return target{}, fmt.Errorf("the benchmark has no target for class %q: use changes, additions, none or bridge", class)
+}
+
+// DefaultLoad is how many matches a search loads unless a run says
+// otherwise: tool_search's own default.
+var DefaultLoad = toolsearch.DefaultLoad
+
+// Config configures a benchmark run.
+type Config struct {
+	// Tasks is the suite; nil means DefaultTasks.
+	Tasks []Task
+	// Profile is the set of servers; zero means the team profile.
+	Profile Profile
+	// Strategies and Classes select the runs; nil means all.
+	Strategies []Strategy
+	Classes    []llm.ToolSupport
+	// Load is how many matches a search loads.
+	Load toolsearch.LoadPolicy
+	// Ranker names the search ranker: "toolshelf" (default) or "pi".
+	Ranker string
+	// Evict makes the runtime unload, after each step's tool has run, the
+	// tools searches loaded (search strategy): every task then removes
+	// tools, which the additions class pays for with one prefix rewrite
+	// per removal.
+	Evict bool
+	// ContextWindow overrides the emulator's per-model prompt limit.
+	ContextWindow int
+	// Dump, when set, is a directory that receives every request body as
+	// NNNNN-<class>-<strategy>-<task>.json.
+	Dump string
+	// Progress, when set, is called after every task with the tasks done
+	// and the total.
+	Progress func(done, total int)
+	// Parallel bounds the runs executed at once; zero means GOMAXPROCS.
+	Parallel int
+}
+
+// SystemPrompt is the benchmark agent's system prompt: guidance of the
+// size real agents send (about 1,000 tokens), written for the benchmark,
+// so prompts pass the providers' minimum cacheable lengths as they do in
+// practice.
+//
+//go:embed system_prompt.md
+var SystemPrompt string
+
+// Run runs the benchmark: every selected strategy and class over the
+// suite, through the agent loop and the real adapters against an
+// in-process emulator whose oracle plays the model.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Tasks == nil {
+		cfg.Tasks = DefaultTasks()
+	}
+	if cfg.Profile.Name == "" {
+		cfg.Profile = Profiles()[0]
+	}
+	if cfg.Strategies == nil {
+		cfg.Strategies = Strategies
+	}
+	if cfg.Classes == nil {
+		cfg.Classes = Classes
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Dump != "" {
+		if err := os.MkdirAll(cfg.Dump, 0o755); err != nil {
+			return nil, fmt.Errorf("--dump: %w", err)
+		}
+	}
+	counter, err := tokens.Default()
+	if err != nil {
+		return nil, err
+	}
+	servers, err := profileServers(cfg.Profile)
+	if err != nil {
+		return nil, err
+	}
+	orc := newOracle()
+	rec := &recorder{}
+	em, err := emulator.New(emulator.Config{Responder: orc, ContextWindow: cfg.ContextWindow,
+		Observe: rec.add, Counter: counter, KeepBodies: cfg.Dump != "", MaxBodyBytes: 64 << 20})
+	if err != nil {
+		return nil, err
+	}
+	srv := httptest.NewServer(em)
+	defer srv.Close()
+
+	type job struct {
+		strategy Strategy
+		class    llm.ToolSupport
+	}
+	var jobs []job
+	for _, s := range cfg.Strategies {
+		for _, c := range cfg.Classes {
+			jobs = append(jobs, job{s, c})
+		}
+	}
+	total := len(jobs) * len(cfg.Tasks)
+	var progressMu sync.Mutex
+	done := 0
+	tick := func() {
+		if cfg.Progress == nil {
+			return
+		}
+		progressMu.Lock()
+		done++
+		d := done
+		progressMu.Unlock()
+		cfg.Progress(d, total)
+	}
+	results := make([]*RunResult, len(jobs))
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, cfg.Parallel)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r := &runner{cfg: &cfg, counter: counter, servers: servers, oracle: orc, rec: rec, baseURL: srv.URL,
+				strategy: j.strategy, class: j.class, tick: tick}
+			results[i], errs[i] = r.run(ctx)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return newReport(cfg, results), nil
+}
+
+// profileServers returns the built-in catalog's servers of a profile.
+func profileServers(p Profile) ([]*catalog.Server, error) {
+	all, err := builtin.Servers()
+	if err != nil {
+		return nil, err
+	}
+	var out []*catalog.Server
+	for _, s := range all {
+		if p.includes(s.Name) {
+			out = append(out, s)
+		}
+	}
+	for _, name := range p.Servers {
+		if !slices.ContainsFunc(out, func(s *catalog.Server) bool { return s.Name == name }) {
+			return nil, fmt.Errorf("profile %s: no server %q in the built-in catalog", p.Name, name)
+		}
+	}
+	return out, nil
+}
+
+// recorder keeps the emulator's records.
+type recorder struct {
+	mu      sync.Mutex
+	records []emulator.Record
+}
+
+func (r *recorder) add(rec emulator.Record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = append(r.records, rec)
+}
+
+// take removes and returns the records of an API key.
+func (r *recorder) take(key string) []emulator.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var mine, rest []emulator.Record
+	for _, rec := range r.records {
+		if rec.Key == key {
+			mine = append(mine, rec)
+		} else {
+			rest = append(rest, rec)
+		}
+	}
+	r.records = rest
+	return mine
+}
+
+// runner runs one strategy and class over the suite.
+type runner struct {
+	cfg      *Config
+	counter  *tokens.Counter
+	servers  []*catalog.Server
+	oracle   *oracle
+	rec      *recorder
+	baseURL  string
+	strategy Strategy
+	class    llm.ToolSupport
+	tick     func()
+
+	reg     *tool.Registry
+	initial []string
+	names   map[[2]string]string // (server, tool) → model-facing name
+}
+
+func (r *runner) key() string {
+	return fmt.Sprintf("bench-%s-%s-%s", r.cfg.Profile.Name, r.strategy, r.class)
+}
+
+// setup builds the registry of the run.
+func (r *runner) setup() error {
+	r.reg = tool.NewRegistry()
+	r.names = map[[2]string]string{}
+	exposure := tool.Deferred
+	if r.strategy == Full {
+		exposure = tool.Direct
+	}
+	namer := tool.NewNamer()
+	for _, s := range r.servers {
+		for _, t := range s.AsTools(namer, exposure) {
+			t.Handler = syntheticHandler(t.Name)
+			if err := r.reg.Register(t); err != nil {
+				return err
+			}
+			r.names[[2]string{t.Origin.Server, t.Origin.Tool}] = t.Name
+		}
+	}
+	if r.strategy == Search {
+		ranker, err := search.New(r.cfg.Ranker, nil)
+		if err != nil {
+			return err
+		}
+		s := toolsearch.New(r.reg, ranker)
+		s.SetLoadPolicy(r.cfg.Load)
+		s.Sync()
+		ts := s.Tool()
+		ts.StartInactive = false
+		if err := r.reg.Register(ts); err != nil {
+			return err
+		}
+	}
+	r.initial = r.reg.ActiveNames()
+	return nil
+}
+
+func (r *runner) model() (llm.Model, error) {
+	t, err := targetFor(r.class)
+	if err != nil {
+		return nil, err
+	}
+	noRetries := 0
+	switch t.api {
+	case provider.AnthropicMessages:
+		return anthropic.New(anthropic.Config{APIKey: r.key(), BaseURL: r.baseURL, Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
+	case provider.OpenAIResponses:
+		return openai.NewResponses(openai.Config{APIKey: r.key(), BaseURL: r.baseURL + "/v1", Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
+	default:
+		return openai.NewChat(openai.Config{APIKey: r.key(), BaseURL: r.baseURL + "/v1", Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
+	}
+}
+
+func (r *runner) run(ctx context.Context) (*RunResult, error) {
+	if err := r.setup(); err != nil {
+		return nil, err
+	}
+	model, err := r.model()
+	if err != nil {
+		return nil, err
+	}
+	t, _ := targetFor(r.class)
+	res := &RunResult{Strategy: r.strategy, Class: r.class, API: t.api, Model: t.model}
+	for _, task := range r.cfg.Tasks {
+		tr, err := r.task(ctx, model, task)
+		if err != nil {
+			return nil, err
+		}
+		res.Tasks = append(res.Tasks, tr)
+		r.tick()
+	}
+	return res, nil
+}
+
+// task runs one task and measures it.
+func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResult, error) {
+	tr := TaskResult{ID: task.ID, Steps: len(task.Steps)}
+	p := &plan{task: task}
+	var missing []string
+	for _, s := range task.Steps {
+		name, ok := r.names[[2]string{s.Server, s.Tool}]
+		if !ok {
+			missing = append(missing, s.Server+"/"+s.Tool)
+		}
+		p.names = append(p.names, name)
+	}
+	if len(missing) > 0 {
+		tr.Skipped = "not in the profile: " + strings.Join(missing, ", ")
+		return tr, nil
+	}
+	r.reg.SetActive(r.initial...)
+	r.oracle.set(r.key(), p)
+	acfg := agent.Config{Model: model, Tools: r.reg, SystemPrompt: SystemPrompt, MaxTurns: 4*len(task.Steps) + 4}
+	if r.cfg.Evict && r.strategy == Search {
+		acfg.AfterToolCall = []agent.AfterHook{func(_ context.Context, c *agent.Call, _ *tool.Result) {
+			if slices.Contains(p.names, c.Name) {
+				var loaded []string
+				for _, n := range r.reg.ActiveNames() {
+					if !slices.Contains(r.initial, n) {
+						loaded = append(loaded, n)
+					}
+				}
+				r.reg.Deactivate(loaded...)
+			}
+		}}
+	}
+	a, err := agent.New(acfg)
+	if err != nil {
+		return tr, err
+	}
+	var runErr error
+	for _, err := range a.Run(ctx, llm.UserText(task.Prompt, 1)) {
+		if err != nil {
+			runErr = err
+		}
+	}
+	if ctx.Err() != nil {
+		return tr, ctx.Err()
+	}
+	records := r.rec.take(r.key())
+	r.measure(&tr, p, a.Messages(), records)
+	if runErr != nil {
+		tr.Error = runErr.Error()
+		for _, rec := range records {
+			if rec.Status == 400 && (strings.Contains(rec.Error, "too long") || strings.Contains(rec.Error, "context window")) {
+				tr.DoesNotFit = true
+				tr.ProjectedToolTokens = rec.ToolTokens * (len(task.Steps) + 1)
+			}
+		}
+	}
+	if r.cfg.Dump != "" {
+		for _, rec := range records {
+			name := fmt.Sprintf("%05d-%s-%s-%s.json", rec.Seq, r.class, r.strategy, safeName(task.ID))
+			if err := os.WriteFile(filepath.Join(r.cfg.Dump, name), rec.Body, 0o644); err != nil {
+				return tr, fmt.Errorf("--dump: %w", err)
+			}
+		}
+	}
+	return tr, nil
+}
+
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ' ' || r == 0 {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// measure fills a task's figures from its transcript and the emulator's
+// records.
+func (r *runner) measure(tr *TaskResult, p *plan, msgs []llm.Message, records []emulator.Record) {
+	for i, rec := range records {
+		tr.Requests++
+		tr.Input += rec.Input
+		tr.ToolTokens += rec.ToolTokens
+		tr.CacheRead += rec.CacheRead
+		tr.CacheWrite += rec.CacheWrite
+		tr.Uncached += rec.Uncached
+		// What an ideal cache could serve: everything the previous request
+		// of the task sent (an adapter that never rewrites its prefix only
+		// appends), or, for the first request, what earlier tasks sent
+		// that this one repeats (the emulator's figure).
+		ideal := rec.Ideal
+		if i > 0 && records[i-1].Status == 200 {
+			ideal = max(ideal, emulator.Cacheable(rec.API, rec.Model, records[i-1].Input))
+		}
+		tr.Ideal += ideal
+		if rec.CacheRead < ideal {
+			tr.Misses++
+		}
+		tr.PerRequest = append(tr.PerRequest, RequestFigures{Status: rec.Status, Input: rec.Input, ToolTokens: rec.ToolTokens,
+			CacheRead: rec.CacheRead, CacheWrite: rec.CacheWrite, Ideal: ideal})
+	}
+	// Steps: each step's tool called after the previous step's call;
+	// searches counted between them.
+	k, searches := 0, 0
+	for _, m := range msgs {
+		if m.Role == llm.RoleSystem && len(m.ToolsRemoved) > 0 {
+			tr.Removals++
+		}
+		if m.Role != llm.RoleAssistant {
+			continue
+		}
+		for _, c := range m.ToolCalls() {
+			switch {
+			case c.Name == toolsearch.Name:
+				tr.Searches++
+				searches++
+			case k < len(p.names) && c.Name == p.names[k]:
+				if searches > 1 {
+					tr.LaterQuery++
+				}
+				k, searches = k+1, 0
+				tr.Done++
+			default:
+				if j := slices.Index(p.names[min(k+1, len(p.names)):], c.Name); j >= 0 {
+					k, searches = k+1+j+1, 0
+					tr.Done++
+				}
+			}
+		}
+	}
+	tr.Failed = tr.Steps - tr.Done
+	// Tools loaded and needed.
+	loaded := map[string]llm.Tool{}
+	for i, m := range msgs {
+		if m.Role != llm.RoleSystem {
+			continue
+		}
+		for _, t := range m.ToolsAdded {
+			if t.Name == toolsearch.Name || (i == 0 && r.strategy == Search) {
+				continue
+			}
+			loaded[t.Name] = t
+		}
+	}
+	for _, t := range loaded {
+		tr.Loaded++
+		tr.LoadedTokens += r.counter.Tool(t)
+	}
+	needed := map[string]bool{}
+	for _, n := range p.names {
+		if needed[n] {
+			continue
+		}
+		needed[n] = true
+		if t, ok := r.reg.Get(n); ok {
+			tr.Needed++
+			tr.NeededTokens += r.counter.Tool(t.Declaration())
+		}
+	}
+	if r.strategy == Full && len(loaded) == 0 {
+		// A run that failed before its first answer still declared
+		// everything: count it from the registry.
+		for _, n := range r.initial {
+			if t, ok := r.reg.Get(n); ok {
+				tr.Loaded++
+				tr.LoadedTokens += r.counter.Tool(t.Declaration())
+			}
+		}
+	}
+}
+
+// syntheticHandler returns a handler whose results are deterministic text
+// of realistic size (about 300 tokens), naming the tool and arguments.
+func syntheticHandler(name string) tool.Handler {
+	return tool.HandlerFunc(func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s completed. Arguments: %s\n", name, args)
+		for i := range 12 {
+			fmt.Fprintf(&b, "- record %d: id=%s-%03d status=ok updated=2026-11-%02dT10:%02d:00Z owner=team-platform note=\"synthetic result line for benchmarking\"\n",
+				i+1, strings.TrimPrefix(name, "mcp__"), i+1, 1+i%28, i*4%60)
+		}
+		return tool.TextResult(b.String()), nil
+	})
+}

@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolshelf/toolshelf/llm"
+)
+
+// subset returns the first n tasks of the embedded suite.
+func subset(n int) []Task { return DefaultTasks()[:n] }
+
+// TestRunMeetsTheClaims runs part of the embedded suite through every
+// strategy and class and checks the claims the README makes: search
+// sends at most 10% of full's tool-definition tokens, changes and bridge
+// preserve the whole prefix, and the figures add up.
+func TestRunMeetsTheClaims(t *testing.T) {
+	rep, err := Run(context.Background(), Config{Tasks: subset(6)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != len(Strategies)*len(Classes) {
+		t.Fatalf("%d runs", len(rep.Runs))
+	}
+	for _, r := range rep.Runs {
+		if r.Ran != 6 || r.NotFit != 0 {
+			t.Errorf("%s/%s: %d tasks ran, %d did not fit", r.Strategy, r.Class, r.Ran, r.NotFit)
+		}
+		if r.Total.Failed != r.Total.Steps-r.Total.Done {
+			t.Errorf("%s/%s: failed %d != steps %d - done %d", r.Strategy, r.Class, r.Total.Failed, r.Total.Steps, r.Total.Done)
+		}
+		if got := r.Total.CacheRead + r.Total.CacheWrite + r.Total.Uncached; got != r.Total.Input {
+			t.Errorf("%s/%s: read+write+uncached %d != input %d", r.Strategy, r.Class, got, r.Total.Input)
+		}
+		if r.Strategy == Search {
+			if share, ok := rep.share(r); !ok || share > 0.10 {
+				t.Errorf("search/%s: %.1f%% of full's tool tokens, want at most 10%%", r.Class, 100*share)
+			}
+		}
+		if (r.Class == llm.ToolsChanges || r.Class == llm.ToolsBridge) && r.Preservation() != 1 {
+			t.Errorf("%s/%s: preservation %.4f, want 1", r.Strategy, r.Class, r.Preservation())
+		}
+	}
+	if none := rep.Run(Search, llm.ToolsNone); none.Total.Misses == 0 {
+		t.Error("search/none rewrites its head at every load, yet no miss was counted")
+	}
+	last := rep.Summary()
+	if !strings.HasPrefix(last, "search/full tool-tokens=") || !strings.Contains(last, "preservation(changes)=1.000 preservation(bridge)=1.000") {
+		t.Errorf("summary %q", last)
+	}
+}
+
+// TestEvictionCostsAdditionsOneMissPerRemoval: when the runtime unloads
+// tools, additions pays exactly one prefix rewrite per removal, while
+// changes and bridge keep the prefix.
+func TestEvictionCostsAdditionsOneMissPerRemoval(t *testing.T) {
+	rep, err := Run(context.Background(), Config{Tasks: subset(6), Strategies: []Strategy{Search}, Evict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := rep.Run(Search, llm.ToolsAdditions)
+	if add.Total.Removals == 0 || add.Total.Misses != add.Total.Removals {
+		t.Errorf("additions: %d misses for %d removals", add.Total.Misses, add.Total.Removals)
+	}
+	for _, c := range []llm.ToolSupport{llm.ToolsChanges, llm.ToolsBridge} {
+		if r := rep.Run(Search, c); r.Total.Misses != 0 || r.Total.Removals == 0 {
+			t.Errorf("%s: %d misses, %d removals", c, r.Total.Misses, r.Total.Removals)
+		}
+	}
+}
+
+// TestFullDoesNotFitTheCorpus: declaring the whole corpus exceeds every
+// model's window; the report says so and projects its tokens.
+func TestFullDoesNotFitTheCorpus(t *testing.T) {
+	corpus, _ := ProfileNamed("corpus")
+	rep, err := Run(context.Background(), Config{Tasks: subset(2), Profile: corpus, Classes: []llm.ToolSupport{llm.ToolsChanges}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := rep.Run(Full, llm.ToolsChanges)
+	if full.NotFit != 2 || full.Total.ProjectedToolTokens < 400_000 {
+		t.Errorf("full over the corpus: %d of 2 did not fit, %d projected tool tokens", full.NotFit, full.Total.ProjectedToolTokens)
+	}
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "do not fit the model's context window") {
+		t.Errorf("the table does not say full does not fit:\n%s", b.String())
+	}
+}
+
+func TestOutputsAndDump(t *testing.T) {
+	dir := t.TempDir()
+	rep, err := Run(context.Background(), Config{Tasks: subset(1), Strategies: []Strategy{Search},
+		Classes: []llm.ToolSupport{llm.ToolsBridge}, Dump: filepath.Join(dir, "dump")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteFiles(filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"report.json", "report.md", "report.svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, "out", name))
+		if err != nil || len(b) == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	dumps, _ := filepath.Glob(filepath.Join(dir, "dump", "*-bridge-search-tt01.json"))
+	if len(dumps) != rep.Runs[0].Total.Requests || len(dumps) == 0 {
+		t.Errorf("%d dumps for %d requests", len(dumps), rep.Runs[0].Total.Requests)
+	}
+}

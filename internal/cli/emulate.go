@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolshelf/toolshelf/emulator"
+)
+
+func newEmulateCmd(e *env) *cobra.Command {
+	var listen, script string
+	var window int
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "emulate",
+		Short: "Run the provider emulator: Anthropic and OpenAI wire formats with a prompt-cache simulator",
+		Long: `emulate serves POST /v1/messages (Anthropic Messages), /v1/responses (OpenAI Responses) and
+/v1/chat/completions (Chat Completions), streaming and not. Requests are validated the way the
+real APIs validate them and answered with their error shapes; the usage of every answer reports
+cache reads and writes as the providers' prompt caches would, so you can point your own agent at
+it (base URL http://<listen>, any API key) and see what its tool handling does to the cache
+before paying for it. Each request is logged on stderr: api, model, status, input tokens, cache
+read / write, and what an ideal cache could have served.
+
+Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"name": ...,
+"arguments": {...}}]}, played in order) or, without it, echo the last user message.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := emulator.Config{ContextWindow: window}
+			if script != "" {
+				s, err := emulator.ReadScript(script)
+				if err != nil {
+					return err
+				}
+				cfg.Responder = s
+			}
+			if !quiet {
+				cfg.Observe = func(r emulator.Record) {
+					if r.Error != "" {
+						fmt.Fprintf(e.stderr, "#%d %s %s %d error: %s\n", r.Seq, r.API, r.Model, r.Status, r.Error)
+						return
+					}
+					fmt.Fprintf(e.stderr, "#%d %s %s %d input=%d tools=%d read=%d write=%d uncached=%d ideal=%d output=%d\n",
+						r.Seq, r.API, r.Model, r.Status, r.Input, r.ToolTokens, r.CacheRead, r.CacheWrite, r.Uncached, r.Ideal, r.Output)
+				}
+			}
+			srv, err := emulator.New(cfg)
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("--listen %s: %w", listen, err)
+			}
+			fmt.Fprintf(e.stdout, "emulator listening on http://%s (Anthropic base URL http://%[1]s, OpenAI base URL http://%[1]s/v1)\n", ln.Addr())
+			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+			go func() {
+				<-e.ctx.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = hs.Shutdown(ctx)
+			}()
+			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8089", "address to listen on")
+	cmd.Flags().StringVar(&script, "script", "", "JSON Lines file of replies to play in order (default: echo)")
+	cmd.Flags().IntVar(&window, "context-window", 0, "prompt token limit (default: per model, 128k-400k; -1: none)")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "do not log requests")
+	return cmd
+}
