@@ -50,19 +50,7 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintln(w, "| strategy | class | model | tasks | requests | input tokens | tool-definition tokens | of full | cache read | cache write | uncached | preservation | misses | removals | loaded / needed | overhead | failed steps |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rep.Runs {
-		tt, projected := r.toolTokens()
-		tool := fmt.Sprint(tt)
-		if projected {
-			tool += " (projected)"
-		}
-		share := "—"
-		if s, ok := rep.share(r); ok {
-			share = fmt.Sprintf("%.1f%%", 100*s)
-		}
-		tasks := fmt.Sprint(r.Ran)
-		if r.NotFit > 0 {
-			tasks = fmt.Sprintf("%d (%d do not fit)", r.Ran, r.NotFit)
-		}
+		tasks, tool, share := rep.cells(r, " (projected)")
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d | %s | %s | %d | %d | %d | %.3f | %d | %d | %d / %d | %.1f | %d |\n",
 			r.Strategy, r.Class, r.Model, tasks, r.Total.Requests, r.Total.Input, tool, share, r.Total.CacheRead,
 			r.Total.CacheWrite, r.Total.Uncached, r.Preservation(), r.Total.Misses, r.Total.Removals,

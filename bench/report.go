@@ -195,6 +195,26 @@ func (rep *Report) share(r *RunResult) (float64, bool) {
 	return float64(rt) / float64(ft), true
 }
 
+// cells returns the columns every table shows the same way: tasks (with
+// how many do not fit), tool tokens (marked when projected) and the share
+// of full.
+func (rep *Report) cells(r *RunResult, projectedMark string) (tasks, tool, share string) {
+	tt, projected := r.toolTokens()
+	tool = fmt.Sprint(tt)
+	if projected {
+		tool += projectedMark
+	}
+	share = "—"
+	if s, ok := rep.share(r); ok {
+		share = fmt.Sprintf("%.1f%%", 100*s)
+	}
+	tasks = fmt.Sprint(r.Ran)
+	if r.NotFit > 0 {
+		tasks = fmt.Sprintf("%d (%d do not fit)", r.Ran, r.NotFit)
+	}
+	return tasks, tool, share
+}
+
 // WriteTable writes the report as an aligned table, then the summary
 // line.
 func (rep *Report) WriteTable(w io.Writer) error {
@@ -202,19 +222,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "strategy\tclass\ttasks\trequests\tinput\ttool tokens\tof full\tcache read\tcache write\tuncached\tpreservation\tmisses\tremovals\tloaded/needed\toverhead\tfailed steps\t")
 	for _, r := range rep.Runs {
-		tt, projected := r.toolTokens()
-		toolCol := fmt.Sprint(tt)
-		if projected {
-			toolCol += "*"
-		}
-		shareCol := "—"
-		if s, ok := rep.share(r); ok {
-			shareCol = fmt.Sprintf("%.1f%%", 100*s)
-		}
-		tasks := fmt.Sprint(r.Ran)
-		if r.NotFit > 0 {
-			tasks = fmt.Sprintf("%d (%d do not fit)", r.Ran, r.NotFit)
-		}
+		tasks, toolCol, shareCol := rep.cells(r, "*")
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%.3f\t%d\t%d\t%d/%d\t%.1f\t%d\t\n",
 			r.Strategy, r.Class, tasks, r.Total.Requests, r.Total.Input, toolCol, shareCol,
 			r.Total.CacheRead, r.Total.CacheWrite, r.Total.Uncached, r.Preservation(), r.Total.Misses,
