@@ -68,7 +68,7 @@ func TestExampleArgumentsValidate(t *testing.T) {
 	for _, s := range servers {
 		for _, tl := range s.AsTools(tool.NewNamer(), tool.Deferred) {
 			total++
-			args := exampleArguments(tl.Parameters)
+			args := emulator.ExampleArguments(tl.Parameters)
 			c := jsonschema.NewCompiler()
 			var doc any
 			if err := json.Unmarshal(tl.Parameters, &doc); err != nil {
@@ -149,7 +149,7 @@ func TestDeclaredToolsReadsBridgeUpdates(t *testing.T) {
 			{Role: "system", Text: "Tools no longer available: a."},
 		},
 	}
-	declared, bridged := declaredTools(ex)
+	declared, bridged := emulator.DeclaredTools(ex)
 	if _, ok := declared["call_tool"]; !ok {
 		t.Error("call_tool not declared")
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/toolshelf/toolshelf/emulator"
@@ -12,7 +11,7 @@ import (
 )
 
 // callTool is the bridge's meta-tool, as the model sees it.
-const callTool = "call_tool"
+const callTool = emulator.CallTool
 
 // oracle plays the model for the benchmark, from what each request
 // actually declares: for each step it calls the step's tool when the
@@ -53,15 +52,15 @@ func (o *oracle) Respond(_ context.Context, ex *emulator.Exchange) (*emulator.Re
 	if p == nil {
 		return nil, fmt.Errorf("the oracle has no task for this API key")
 	}
-	declared, bridged := declaredTools(ex)
+	declared, bridged := emulator.DeclaredTools(ex)
 	k, searches := p.progress(ex.Turns)
 	for ; k < len(p.names); k, searches = k+1, 0 {
 		name := p.names[k]
 		if def, ok := declared[name]; ok {
-			return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: exampleArguments(def)}}}, nil
+			return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: emulator.ExampleArguments(def)}}}, nil
 		}
 		if def, ok := bridged[name]; ok {
-			args, _ := json.Marshal(map[string]any{"name": name, "arguments": exampleArguments(def)})
+			args, _ := json.Marshal(map[string]any{"name": name, "arguments": emulator.ExampleArguments(def)})
 			return &emulator.Reply{Calls: []emulator.Call{{Name: callTool, Arguments: args}}}, nil
 		}
 		queries := p.task.Steps[k].Queries
@@ -85,7 +84,7 @@ func (p *plan) progress(turns []emulator.Turn) (step, searches int) {
 			continue
 		}
 		for _, c := range t.Calls {
-			name, args := unwrap(c)
+			name, args := emulator.UnwrapCall(c)
 			if name == toolsearch.Name {
 				var a struct {
 					Query string `json:"query"`
@@ -114,58 +113,3 @@ func (p *plan) progress(turns []emulator.Turn) (step, searches int) {
 	return step, searches
 }
 
-// unwrap returns the tool a call stands for, seeing through call_tool.
-func unwrap(c emulator.Call) (string, json.RawMessage) {
-	if c.Name != callTool {
-		return c.Name, c.Arguments
-	}
-	var inner struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if json.Unmarshal(c.Arguments, &inner) != nil || inner.Name == "" {
-		return c.Name, c.Arguments
-	}
-	return inner.Name, inner.Arguments
-}
-
-// declaredTools returns the tools a request lets the model call directly
-// (name → schema) and, when it declares call_tool, those its bridge
-// updates describe: JSON lines {"name", "description", "parameters"} in
-// system or user text, minus the names a later "Tools no longer
-// available: a, b." withdraws.
-func declaredTools(ex *emulator.Exchange) (declared, bridged map[string]json.RawMessage) {
-	declared = map[string]json.RawMessage{}
-	for _, t := range ex.Tools {
-		declared[t.Name] = t.Parameters
-	}
-	bridged = map[string]json.RawMessage{}
-	if _, ok := declared[callTool]; !ok {
-		return declared, bridged
-	}
-	for _, t := range ex.Turns {
-		if t.Role != "system" && t.Role != "user" {
-			continue
-		}
-		for line := range strings.Lines(t.Text) {
-			line = strings.TrimSpace(line)
-			if rest, ok := strings.CutPrefix(line, "Tools no longer available: "); ok {
-				for _, name := range strings.Split(strings.TrimSuffix(rest, "."), ", ") {
-					delete(bridged, name)
-				}
-				continue
-			}
-			if !strings.HasPrefix(line, "{") {
-				continue
-			}
-			var def struct {
-				Name       string          `json:"name"`
-				Parameters json.RawMessage `json:"parameters"`
-			}
-			if json.Unmarshal([]byte(line), &def) == nil && def.Name != "" && len(def.Parameters) > 0 {
-				bridged[def.Name] = def.Parameters
-			}
-		}
-	}
-	return declared, bridged
-}

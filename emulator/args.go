@@ -1,16 +1,16 @@
-package bench
+package emulator
 
 import (
 	"encoding/json"
 	"strings"
 )
 
-// exampleArguments returns arguments that satisfy a tool's JSON Schema
-// for the oracle's calls: every required property with a plausible value
+// ExampleArguments returns arguments that satisfy a tool's JSON Schema,
+// for responders that call tools: every required property with a plausible value
 // (an enum's first value, a const, a default, a value of the right type
 // and format), optional ones left out. It follows local $refs and takes
 // the first branch of anyOf and oneOf.
-func exampleArguments(schema json.RawMessage) json.RawMessage {
+func ExampleArguments(schema json.RawMessage) json.RawMessage {
 	var root map[string]any
 	if json.Unmarshal(schema, &root) != nil {
 		return json.RawMessage(`{}`)

@@ -1,0 +1,157 @@
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Scout plays a model that helps itself, so an agent can be tried end to
+// end offline: for the last user request it searches with the request's
+// words when tool_search is declared, calls the first tool the search
+// loaded (or, without tool_search, the declared tool whose name and
+// description share most words with the request) with arguments made from
+// its schema, and answers with what the tool returned. It calls loaded
+// tools through call_tool when the request declares them that way.
+type Scout struct{}
+
+// Respond answers one request.
+func (Scout) Respond(_ context.Context, ex *Exchange) (*Reply, error) {
+	u := lastUserRequest(ex.Turns)
+	if u < 0 {
+		return &Reply{Text: "There is no request to answer."}, nil
+	}
+	request := ex.Turns[u].Text
+	declared, bridged := DeclaredTools(ex)
+	var calls []Call
+	results := map[string]Turn{}
+	for _, t := range ex.Turns[u+1:] {
+		switch t.Role {
+		case "assistant":
+			calls = append(calls, t.Calls...)
+		case "tool":
+			results[t.CallID] = t
+		}
+	}
+	if len(calls) == 0 {
+		if _, ok := declared[searchTool]; ok {
+			query := strings.Join(strings.Fields(request), " ")
+			if len(query) > 200 {
+				query = query[:200]
+			}
+			args, _ := json.Marshal(map[string]string{"query": query})
+			return &Reply{Calls: []Call{{Name: searchTool, Arguments: args}}}, nil
+		}
+		if name := bestMatch(ex.Tools, request); name != "" {
+			return &Reply{Calls: []Call{{Name: name, Arguments: ExampleArguments(declared[name])}}}, nil
+		}
+		return &Reply{Text: "I have no tool for that: " + request}, nil
+	}
+	last := calls[len(calls)-1]
+	res := results[last.ID]
+	if last.Name == searchTool {
+		for _, name := range loadedNames(res.Text) {
+			if schema, ok := declared[name]; ok {
+				return &Reply{Calls: []Call{{Name: name, Arguments: ExampleArguments(schema)}}}, nil
+			}
+			if schema, ok := bridged[name]; ok {
+				args, _ := json.Marshal(map[string]any{"name": name, "arguments": ExampleArguments(schema)})
+				return &Reply{Calls: []Call{{Name: CallTool, Arguments: args}}}, nil
+			}
+		}
+		return &Reply{Text: "The search loaded nothing I can call: " + firstLine(res.Text)}, nil
+	}
+	name, _ := UnwrapCall(last)
+	text := res.Text
+	if len(text) > 1000 {
+		text = text[:1000] + "…"
+	}
+	verb := "returned"
+	if res.IsError {
+		verb = "failed"
+	}
+	return &Reply{Text: fmt.Sprintf("%s %s:\n%s", name, verb, text)}, nil
+}
+
+// searchTool is the discovery tool's name.
+const searchTool = "tool_search"
+
+// lastUserRequest returns the index of the last user turn that is not a
+// runtime update sent as user text.
+func lastUserRequest(turns []Turn) int {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Role == "user" && !strings.HasPrefix(strings.TrimSpace(turns[i].Text), "<system-update>") {
+			return i
+		}
+	}
+	return -1
+}
+
+// loadedNames reads the names a tool_search result lists as loaded: the
+// "- name: description" lines after its first line, up to any "Also
+// matched" line.
+func loadedNames(result string) []string {
+	var names []string
+	for i, line := range strings.Split(result, "\n") {
+		if i == 0 {
+			if !strings.HasPrefix(line, "Loaded ") {
+				return nil
+			}
+			continue
+		}
+		if !strings.HasPrefix(line, "- ") {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(line, "- "), ":")
+		names = append(names, strings.TrimSpace(name))
+	}
+	return names
+}
+
+// bestMatch returns the tool sharing most words with the text.
+func bestMatch(tools []ToolDef, text string) string {
+	words := map[string]bool{}
+	for _, w := range splitWords(text) {
+		words[w] = true
+	}
+	best, score := "", 0
+	for _, t := range tools {
+		n := 0
+		for _, w := range splitWords(t.Name + " " + t.Description) {
+			if words[w] {
+				n++
+			}
+		}
+		if n > score {
+			best, score = t.Name, n
+		}
+	}
+	return best
+}
+
+func splitWords(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// UnwrapCall returns the tool a call stands for and its arguments,
+// seeing through call_tool.
+func UnwrapCall(c Call) (string, json.RawMessage) {
+	if c.Name != CallTool {
+		return c.Name, c.Arguments
+	}
+	var inner struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(c.Arguments, &inner) != nil || inner.Name == "" {
+		return c.Name, c.Arguments
+	}
+	return inner.Name, inner.Arguments
+}

@@ -1,0 +1,57 @@
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestScout(t *testing.T) {
+	search := ToolDef{Name: "tool_search", Parameters: json.RawMessage(`{"type":"object"}`)}
+	list := ToolDef{Name: "mcp__fs__list_allowed_directories", Description: "List allowed directories.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}
+	read := ToolDef{Name: "mcp__fs__read_file", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}
+	user := Turn{Role: "user", Text: "list the allowed directories"}
+	searchCall := Turn{Role: "assistant", Calls: []Call{{ID: "1", Name: "tool_search", Arguments: json.RawMessage(`{"query":"list the allowed directories"}`)}}}
+	loaded := Turn{Role: "tool", CallID: "1", Text: "Loaded 2 tools. They are available from your next call:\n- mcp__fs__list_allowed_directories: List.\n- mcp__fs__read_file: Read.\nAlso matched, not loaded (load one with tool_search \"select:<name>\"):\n- other: x"}
+	listCall := Turn{Role: "assistant", Calls: []Call{{ID: "2", Name: list.Name, Arguments: json.RawMessage(`{}`)}}}
+	listed := Turn{Role: "tool", CallID: "2", Text: "Allowed directories:\n/work/examples"}
+	cases := []struct {
+		name string
+		ex   Exchange
+		call string
+		text string
+		args string
+	}{
+		{"searches first", Exchange{Tools: []ToolDef{search}, Turns: []Turn{user}}, "tool_search", "", `{"query":"list the allowed directories"}`},
+		{"calls what the search loaded", Exchange{Tools: []ToolDef{search, list, read}, Turns: []Turn{user, searchCall, loaded}},
+			list.Name, "", `{}`},
+		{"reports the result", Exchange{Tools: []ToolDef{search, list, read}, Turns: []Turn{user, searchCall, loaded, listCall, listed}},
+			"", "mcp__fs__list_allowed_directories returned:\nAllowed directories:\n/work/examples", ""},
+		{"without tool_search, the best-matching tool", Exchange{Tools: []ToolDef{read, list}, Turns: []Turn{user}}, list.Name, "", `{}`},
+		{"nothing loaded", Exchange{Tools: []ToolDef{search}, Turns: []Turn{user, searchCall, {Role: "tool", CallID: "1", Text: "No matching tools found."}}},
+			"", "The search loaded nothing I can call: No matching tools found.", ""},
+		{"through call_tool", Exchange{Tools: []ToolDef{search, {Name: CallTool, Parameters: json.RawMessage(`{}`)}},
+			Turns: []Turn{user, searchCall, loaded, {Role: "user", Text: "<system-update>\nTools loaded.\n" +
+				`{"name":"mcp__fs__list_allowed_directories","parameters":{"type":"object","properties":{}}}` + "\n</system-update>"}}},
+			CallTool, "", `{"arguments":{},"name":"mcp__fs__list_allowed_directories"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Scout{}.Respond(context.Background(), &c.ex)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.call != "" {
+				if len(r.Calls) != 1 || r.Calls[0].Name != c.call || string(r.Calls[0].Arguments) != c.args {
+					t.Errorf("reply %+v, want a call of %s with %s", r, c.call, c.args)
+				}
+				return
+			}
+			if len(r.Calls) != 0 || !strings.HasPrefix(r.Text, c.text) {
+				t.Errorf("reply %+v, want text %q", r, c.text)
+			}
+		})
+	}
+}
