@@ -112,4 +112,3 @@ func (p *plan) progress(turns []emulator.Turn) (step, searches int) {
 	}
 	return step, searches
 }
-
