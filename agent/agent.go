@@ -45,6 +45,12 @@ type Config struct {
 	Sections     llm.Sections
 	// Recorder, when set, receives every appended message.
 	Recorder Recorder
+	// Await, when set, runs before each call is looked up and may wait, as
+	// long as ctx allows, for the tool it names to become ready: an MCP
+	// tool whose server is still connecting (a resumed session's tools are
+	// pending until then), or tool_search while any server is. When the
+	// wait ends the call goes ahead with what the registry holds.
+	Await func(ctx context.Context, name string) error
 	// BeforeToolCall hooks run, in order, before each call executes. See
 	// [BeforeHook].
 	BeforeToolCall []BeforeHook

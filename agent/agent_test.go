@@ -419,3 +419,29 @@ func TestMaxTurns(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestEventsCarryTheirTurn: every event of a turn, not only its start and
+// end, says which turn it belongs to.
+func TestEventsCarryTheirTurn(t *testing.T) {
+	reg := tool.NewRegistry()
+	reg.Register(echo("e"))
+	model := llmtest.New(llmtest.Call(call("c1", "e", `{}`)), llmtest.Say("done"))
+	events, err := runAll(t, newAgent(t, model, reg, agent.Config{}), llm.UserText("go", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range events {
+		s := fmt.Sprintf("%d:%s", ev.Turn, ev.Type)
+		if ev.Type == agent.EventMessage {
+			s += ":" + string(ev.Message.Role)
+		}
+		got = append(got, s)
+	}
+	want := []string{"0:agent_start", "0:turn_start", "0:message:system", "0:message:user", "0:stream", "0:stream", "0:stream", "0:message:assistant",
+		"0:tool_start", "0:tool_end", "0:message:toolResult", "0:turn_end",
+		"1:turn_start", "1:stream", "1:stream", "1:stream", "1:message:assistant", "1:turn_end", "1:agent_end"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}

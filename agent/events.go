@@ -30,7 +30,8 @@ const (
 // Event is one step of a run, for user interfaces and logs.
 type Event struct {
 	Type EventType
-	// Turn numbers the turns of a run from 0.
+	// Turn is the turn the event belongs to, numbered from 0 in each run;
+	// the run's start and end carry the last turn's number.
 	Turn int
 	// Message is the appended message (EventMessage), the answer
 	// (EventTurnEnd) or the result (EventToolEnd).

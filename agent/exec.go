@@ -121,11 +121,16 @@ func (r *runner) execute(calls []llm.ToolCall) []llm.Message {
 	return results
 }
 
-// prepare finds the tool, validates the arguments and runs the
+// prepare awaits the tool, finds it, validates the arguments and runs the
 // BeforeToolCall hooks. It returns the error text of a call that must not
 // run.
 func (r *runner) prepare(c llm.ToolCall) (*Call, string) {
 	a := r.a
+	if a.cfg.Await != nil {
+		if err := a.cfg.Await(r.ctx, c.Name); err != nil && r.ctx.Err() != nil {
+			return nil, cancelledText
+		}
+	}
 	t, ok := a.cfg.Tools.Get(c.Name)
 	switch {
 	case !ok && slices.Contains(a.cfg.Tools.Pending(), c.Name):

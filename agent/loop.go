@@ -19,6 +19,8 @@ type runner struct {
 	// stopped is set when the consumer stopped ranging: events are no
 	// longer delivered and the run winds down.
 	stopped bool
+	// turn is the turn under way, stamped on every event.
+	turn int
 }
 
 // emit delivers an event unless the consumer has stopped; when it stops,
@@ -27,6 +29,7 @@ func (r *runner) emit(ev Event) {
 	if r.stopped {
 		return
 	}
+	ev.Turn = r.turn
 	if !r.yield(ev, nil) {
 		r.stopped = true
 		r.cancel()
@@ -50,7 +53,8 @@ func (r *runner) loop(prompts []llm.Message) error {
 		if a.cfg.MaxTurns > 0 && turn >= a.cfg.MaxTurns {
 			return ErrMaxTurns
 		}
-		r.emit(Event{Type: EventTurnStart, Turn: turn})
+		r.turn = turn
+		r.emit(Event{Type: EventTurnStart})
 		if err := r.appendPending(pending); err != nil {
 			return err
 		}
@@ -76,7 +80,7 @@ func (r *runner) loop(prompts []llm.Message) error {
 				return err
 			}
 		}
-		r.emit(Event{Type: EventTurnEnd, Turn: turn, Message: &answer})
+		r.emit(Event{Type: EventTurnEnd, Message: &answer})
 		if streamErr != nil {
 			return streamErr
 		}

@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -133,5 +135,65 @@ func TestResumeKeepsToolsLoadedBySearch(t *testing.T) {
 	}
 	if diff := cmp.Diff(roles(b.Messages()), roles(s2.Messages())); diff != "" {
 		t.Errorf("the session file holds (-transcript +file):\n%s", diff)
+	}
+}
+
+// TestAwaitLetsACallWaitForItsServer: a resumed session calls a restored
+// tool while its server is still connecting. Await holds the call until the
+// tool registers, and the call succeeds; without it the model gets a
+// "not available yet" error.
+func TestAwaitLetsACallWaitForItsServer(t *testing.T) {
+	for _, await := range []bool{false, true} {
+		reg := shelf(t, true)
+		reg.Restore("tool_search", "mcp__tracker__create_issue")
+		var awaited []string
+		cfg := agent.Config{SystemPrompt: "base"}
+		if await {
+			cfg.Await = func(_ context.Context, name string) error {
+				awaited = append(awaited, name)
+				registerServerTool(t, reg) // the server connects during the wait
+				return nil
+			}
+		}
+		model := llmtest.New(llmtest.Call(call("c1", "mcp__tracker__create_issue", `{"title":"bug"}`)), llmtest.Say("done"))
+		a := newAgent(t, model, reg, cfg)
+		if _, err := runAll(t, a, llm.UserText("file a bug", 1)); err != nil {
+			t.Fatal(err)
+		}
+		got, isErr := resultText(a.Messages(), "c1")
+		switch {
+		case await && (isErr || got != `created {"title":"bug"}` || !cmp.Equal(awaited, []string{"mcp__tracker__create_issue"})):
+			t.Errorf("with Await: result %q (error %v), awaited %v", got, isErr, awaited)
+		case !await && (!isErr || !strings.Contains(got, "not available yet")):
+			t.Errorf("without Await: result %q (error %v)", got, isErr)
+		}
+	}
+}
+
+// TestAwaitCancelled: a wait that the run's cancellation ends answers the
+// call as cancelled.
+func TestAwaitCancelled(t *testing.T) {
+	reg := shelf(t, true)
+	reg.Restore("tool_search", "mcp__tracker__create_issue")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := agent.Config{SystemPrompt: "base", Await: func(ctx context.Context, _ string) error {
+		cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	model := llmtest.New(llmtest.Call(call("c1", "mcp__tracker__create_issue", `{"title":"bug"}`)), llmtest.Say("done"))
+	a := newAgent(t, model, reg, cfg)
+	var runErr error
+	for _, err := range a.Run(ctx, llm.UserText("file a bug", 1)) {
+		if err != nil {
+			runErr = err
+		}
+	}
+	if !errors.Is(runErr, context.Canceled) {
+		t.Errorf("run error = %v, want cancelled", runErr)
+	}
+	if got, isErr := resultText(a.Messages(), "c1"); !isErr || !strings.Contains(got, "cancelled") {
+		t.Errorf("result %q (error %v), want a cancelled result", got, isErr)
 	}
 }
