@@ -128,9 +128,10 @@ func anthLayout(ex *Exchange, r *Reply, u Usage) anthReply {
 		return out
 	}
 	out.thinking, out.text = r.Thinking, r.Text
+	callSeq := ex.callSeq()
 	for i, c := range r.Calls {
 		if c.ID == "" || !anthToolID.MatchString(c.ID) {
-			c.ID = fmt.Sprintf("toolu_emu_%d_%d", ex.Seq, i+1)
+			c.ID = fmt.Sprintf("toolu_emu_%d_%d", callSeq, i+1)
 		}
 		args := bytes.TrimSpace(c.Arguments)
 		if len(args) == 0 || string(args) == "null" {

@@ -3,6 +3,8 @@ package emulator
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
+	"strconv"
 )
 
 // API names a wire format the emulator speaks.
@@ -157,4 +159,27 @@ type codec interface {
 	// writeReply writes a reply, as server-sent events when ex.Stream
 	// is set, else as one JSON object.
 	writeReply(w http.ResponseWriter, ex *Exchange, r *Reply, u Usage)
+}
+
+// emuCallID matches the call ids the emulator makes: toolu_emu_<seq>_<i>,
+// call_emu_<seq>_<i>.
+var emuCallID = regexp.MustCompile(`_emu_([0-9]+)_[0-9]+$`)
+
+// callSeq is the number the ids of the reply's calls are made from: the
+// request's Seq, unless the conversation already holds calls with ids the
+// emulator made from that number or a later one (it was continued on a new
+// emulator, as a resumed session is), in which case one more than the
+// largest. Call ids stay unique within a conversation either way.
+func (ex *Exchange) callSeq() int {
+	seq := ex.Seq
+	for _, t := range ex.Turns {
+		for _, c := range t.Calls {
+			if m := emuCallID.FindStringSubmatch(c.ID); m != nil {
+				if n, err := strconv.Atoi(m[1]); err == nil && n >= seq {
+					seq = n + 1
+				}
+			}
+		}
+	}
+	return seq
 }

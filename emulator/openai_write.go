@@ -144,12 +144,12 @@ func oaiReasoningTokens(r *Reply, u Usage) int {
 }
 
 // oaiCallID is a reply call's id: the responder's, else
-// call_emu_<seq>_<i>.
+// call_emu_<seq>_<i> (see Exchange.callSeq).
 func oaiCallID(ex *Exchange, c Call, i int) string {
 	if c.ID != "" {
 		return c.ID
 	}
-	return "call_emu_" + strconv.Itoa(ex.Seq) + "_" + strconv.Itoa(i)
+	return "call_emu_" + strconv.Itoa(ex.callSeq()) + "_" + strconv.Itoa(i)
 }
 
 // oaiCallArguments is a reply call's arguments as the string the APIs

@@ -4,17 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 )
 
 // Scout plays a model that helps itself, so an agent can be tried end to
-// end offline: for the last user request it searches with the request's
-// words when tool_search is declared, calls the first tool the search
-// loaded (or, without tool_search, the declared tool whose name and
-// description share most words with the request) with arguments made from
-// its schema, and answers with what the tool returned. It calls loaded
-// tools through call_tool when the request declares them that way.
+// end offline. For the last user request it calls a tool it already has
+// when the request names it (a word of the tool's own name, such as "echo"
+// for mcp__t__echo); otherwise it searches with the request's words when
+// tool_search is declared and calls the first tool the search loaded, or,
+// without tool_search, the declared tool whose name and description share
+// most words with the request. Arguments are made from the tool's schema,
+// and the answer reports what the tool returned. It calls loaded tools
+// through call_tool when the request declares them that way.
 type Scout struct{}
 
 // Respond answers one request.
@@ -36,6 +40,13 @@ func (Scout) Respond(_ context.Context, ex *Exchange) (*Reply, error) {
 		}
 	}
 	if len(calls) == 0 {
+		if name := namedTool(ex, bridged, request); name != "" {
+			if schema, ok := declared[name]; ok {
+				return &Reply{Calls: []Call{{Name: name, Arguments: ExampleArguments(schema)}}}, nil
+			}
+			args, _ := json.Marshal(map[string]any{"name": name, "arguments": ExampleArguments(bridged[name])})
+			return &Reply{Calls: []Call{{Name: CallTool, Arguments: args}}}, nil
+		}
 		if _, ok := declared[searchTool]; ok {
 			query := strings.Join(strings.Fields(request), " ")
 			if len(query) > 200 {
@@ -108,6 +119,42 @@ func loadedNames(result string) []string {
 		names = append(names, strings.TrimSpace(name))
 	}
 	return names
+}
+
+// namedTool returns the tool the model has (declared, or loaded behind
+// call_tool) whose own name shares most words of three letters or more
+// with the text: for mcp__fs__list_allowed_directories, "list", "allowed"
+// and "directories". It returns "" when no tool's name is mentioned.
+func namedTool(ex *Exchange, bridged map[string]json.RawMessage, text string) string {
+	words := map[string]bool{}
+	for _, w := range splitWords(text) {
+		words[w] = true
+	}
+	names := make([]string, 0, len(ex.Tools)+len(bridged))
+	for _, t := range ex.Tools {
+		names = append(names, t.Name)
+	}
+	names = append(names, slices.Sorted(maps.Keys(bridged))...)
+	best, score := "", 0
+	for _, name := range names {
+		if name == searchTool || name == CallTool {
+			continue
+		}
+		own := name
+		if i := strings.LastIndex(own, "__"); i >= 0 {
+			own = own[i+2:]
+		}
+		n := 0
+		for _, w := range splitWords(own) {
+			if len(w) >= 3 && words[w] {
+				n++
+			}
+		}
+		if n > score {
+			best, score = name, n
+		}
+	}
+	return best
 }
 
 // bestMatch returns the tool sharing most words with the text.
