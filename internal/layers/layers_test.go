@@ -25,6 +25,7 @@ var layer = map[string]int{
 	"provider/anthropic": 3,
 	"provider/openai":    3,
 	"emulator":           3,
+	"mcpclient":          3,
 	"session":            4,
 	"catalog":            4,
 	"toolsearch":         4,
@@ -35,6 +36,7 @@ var layer = map[string]int{
 	"llm/llmtest":        5,
 	"tokens":             5,
 	"internal/ecma":      5,
+	"mcpclient/mcptest":  5,
 	"llm":                6,
 	"internal/layers":    9,
 }

@@ -1,0 +1,703 @@
+package mcpclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolshelf/toolshelf/tool"
+)
+
+// DefaultTimeout is how long a tool call may take when the configuration
+// sets no timeout.
+const DefaultTimeout = 60 * time.Second
+
+// Config is a parsed mcp.json: the MCP servers to connect to.
+type Config struct {
+	// Servers are the valid servers, sorted by name.
+	Servers []ServerConfig
+	// Files are the files the configuration was read from, in order.
+	Files []string
+}
+
+// Server returns the configuration of the server named name.
+func (c *Config) Server(name string) (ServerConfig, bool) {
+	if c == nil {
+		return ServerConfig{}, false
+	}
+	for _, s := range c.Servers {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return ServerConfig{}, false
+}
+
+// ServerConfig is one entry of an mcp.json file's "mcpServers" object.
+type ServerConfig struct {
+	// Name is the server's key in "mcpServers", matching ^[A-Za-z0-9_-]+$.
+	Name string
+	// File is the configuration file that defines the server.
+	File string
+	// Type is the transport: "stdio" (a local command) or "http" (the
+	// streamable HTTP transport).
+	Type string
+	// Command, Args, Env and Cwd start a stdio server. Env is added to the
+	// environment of this process; Cwd is the working directory ("" for
+	// the current one).
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+	// URL and Headers reach a streamable HTTP server.
+	URL     string
+	Headers map[string]string
+	// Exposure is how the server's tools reach the model: [tool.Deferred]
+	// (the default, loaded by tool_search), [tool.Direct], [tool.Codemode]
+	// or [tool.Hidden].
+	Exposure tool.Exposure
+	// ToolExposure overrides Exposure for some tools, in file order: an
+	// exact tool name wins, else the first matching * pattern.
+	ToolExposure []ToolExposure
+	// Description says what the server is for, in a line; it is shown in
+	// the mcp_servers section and indexed for search.
+	Description string
+	// Enabled is false for a server that is configured but not used.
+	Enabled bool
+	// Timeout bounds each tool call (default [DefaultTimeout]); a progress
+	// notification from the server restarts it.
+	Timeout time.Duration
+	// AlwaysLoad makes the server's tools active from the start, declared
+	// in the head as if direct, while they keep their exposure (and so stay
+	// searchable).
+	AlwaysLoad bool
+}
+
+// ToolExposure is one entry of a server's "toolExposure" object.
+type ToolExposure struct {
+	// Pattern is a tool name as the server lists it, or a pattern in which
+	// * matches any run of characters.
+	Pattern string
+	// Exposure is the exposure of the matching tools.
+	Exposure tool.Exposure
+}
+
+// ExposureFor returns the exposure of the server's tool named name (as the
+// server lists it): the ToolExposure entry naming it exactly, else the first
+// entry whose pattern matches, else the server's Exposure.
+func (s ServerConfig) ExposureFor(name string) tool.Exposure {
+	for _, te := range s.ToolExposure {
+		if te.Pattern == name {
+			return te.Exposure
+		}
+	}
+	for _, te := range s.ToolExposure {
+		if strings.Contains(te.Pattern, "*") && matchPattern(te.Pattern, name) {
+			return te.Exposure
+		}
+	}
+	if s.Exposure == "" {
+		return tool.Deferred
+	}
+	return s.Exposure
+}
+
+// exposures returns every exposure the server's tools may have by
+// configuration: the server's (unless a "*" entry overrides it for every
+// tool) and those of its ToolExposure entries.
+func (s ServerConfig) exposures() []tool.Exposure {
+	var out []tool.Exposure
+	if !slices.ContainsFunc(s.ToolExposure, func(te ToolExposure) bool { return te.Pattern == "*" }) {
+		base := s.Exposure
+		if base == "" {
+			base = tool.Deferred
+		}
+		out = append(out, base)
+	}
+	for _, te := range s.ToolExposure {
+		out = append(out, te.Exposure)
+	}
+	return out
+}
+
+// hasExposure reports whether any of the server's configured exposures is
+// one of want.
+func (s ServerConfig) hasExposure(want ...tool.Exposure) bool {
+	for _, e := range s.exposures() {
+		if slices.Contains(want, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchPattern reports whether name matches pattern, in which * matches any
+// run of characters (the empty one included) and everything else matches
+// itself.
+func matchPattern(pattern, name string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == name
+	}
+	if !strings.HasPrefix(name, parts[0]) {
+		return false
+	}
+	name = name[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(name, p)
+		if i < 0 {
+			return false
+		}
+		name = name[i+len(p):]
+	}
+	return strings.HasSuffix(name, last)
+}
+
+// ConfigError is one problem with an mcp.json file: where it is, what is
+// wrong and how to fix it.
+type ConfigError struct {
+	// File is the configuration file.
+	File string
+	// Server is the server entry, "" for a problem with the whole file.
+	Server string
+	// Problem says what is wrong.
+	Problem string
+	// Fix says what to do about it.
+	Fix string
+}
+
+// Error returns "file: server "name": problem; fix".
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Server != "" {
+		fmt.Fprintf(&b, ": server %q", e.Server)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Problem)
+	if e.Fix != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Fix)
+	}
+	return b.String()
+}
+
+var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// serverKeys are the keys a server entry may have.
+var serverKeys = []string{
+	"type", "command", "args", "env", "cwd", "url", "headers",
+	"exposure", "toolExposure", "description", "enabled", "timeout", "alwaysLoad",
+}
+
+// ParseConfig decodes one mcp.json file. file names it in messages and in
+// ServerConfig.File.
+//
+// The file is {"mcpServers": {"name": {...}, ...}} as Claude Desktop,
+// Cursor and Claude Code write it; VS Code's {"servers": {...}} is accepted
+// too. Server entries take the keys command, args, env and cwd (stdio), type
+// ("stdio", "http" or "streamable-http"), url and headers (HTTP), and
+// toolshelf's exposure, toolExposure, description, enabled, timeout (seconds)
+// and alwaysLoad. ${NAME}, ${env:NAME} and ${NAME:-default} are replaced by
+// environment variables in command, args, env values, cwd, url and header
+// values; a leading ~ in cwd is the home folder.
+//
+// ParseConfig reports every problem it finds, each a [*ConfigError], joined.
+// The returned Config is never nil: it holds the servers without problems.
+func ParseConfig(file string, data []byte) (*Config, error) {
+	cfg := &Config{Files: []string{file}}
+	p := &parser{file: file, lookup: os.LookupEnv}
+	cfg.Servers = p.parse(data)
+	slices.SortFunc(cfg.Servers, func(a, b ServerConfig) int { return strings.Compare(a.Name, b.Name) })
+	return cfg, errors.Join(p.errs...)
+}
+
+// LoadConfig reads the named mcp.json files in order. A server of a later
+// file replaces the server of the same name of an earlier one (a project
+// file overrides the global one). A path that does not exist is an error
+// naming it; so are two servers of different files whose names differ only
+// in - and _. Like [ParseConfig] it reports every problem and returns the
+// servers without problems.
+func LoadConfig(paths ...string) (*Config, error) {
+	cfg := &Config{}
+	var errs []error
+	byName := make(map[string]ServerConfig)
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			fix := "check the path"
+			if errors.Is(err, os.ErrNotExist) {
+				fix = "create the file or leave it out"
+			}
+			errs = append(errs, &ConfigError{File: path, Problem: "cannot read: " + unwrapPathError(err).Error(), Fix: fix})
+			continue
+		}
+		c, err := ParseConfig(path, data)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		cfg.Files = append(cfg.Files, path)
+		for _, s := range c.Servers {
+			byName[s.Name] = s
+		}
+	}
+	for _, s := range byName {
+		cfg.Servers = append(cfg.Servers, s)
+	}
+	slices.SortFunc(cfg.Servers, func(a, b ServerConfig) int { return strings.Compare(a.Name, b.Name) })
+	// Names that fold together across files: keep the first (by name).
+	kept := cfg.Servers[:0]
+	folded := make(map[string]ServerConfig)
+	for _, s := range cfg.Servers {
+		key := foldName(s.Name)
+		if first, ok := folded[key]; ok {
+			errs = append(errs, &ConfigError{File: s.File, Server: s.Name,
+				Problem: fmt.Sprintf("conflicts with server %q of %s: both get the tool namespace %s", first.Name, first.File, tool.NamespaceName(s.Name)),
+				Fix:     "rename one of them"})
+			continue
+		}
+		folded[key] = s
+		kept = append(kept, s)
+	}
+	cfg.Servers = kept
+	return cfg, errors.Join(errs...)
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// foldName is the form in which two server names collide: - and _ are the
+// same character in tool names.
+func foldName(name string) string { return strings.ReplaceAll(name, "-", "_") }
+
+type parser struct {
+	file   string
+	lookup func(string) (string, bool)
+	errs   []error
+}
+
+func (p *parser) fail(server, problem, fix string) {
+	p.errs = append(p.errs, &ConfigError{File: p.file, Server: server, Problem: problem, Fix: fix})
+}
+
+func (p *parser) parse(data []byte) []ServerConfig {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	const shapeFix = `write {"mcpServers": {"name": {"command": ...}}}`
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		p.fail("", "not an mcp.json file: expected a JSON object", shapeFix)
+		return nil
+	}
+	keys, values, err := objectEntries(data)
+	if err != nil {
+		p.fail("", "invalid JSON: "+describeJSONError(data, err), "fix the syntax")
+		return nil
+	}
+	var servers json.RawMessage
+	serversKey := ""
+	for i, k := range keys {
+		switch k {
+		case "mcpServers", "servers":
+			if serversKey != "" {
+				p.fail("", fmt.Sprintf("has both %q and %q", serversKey, k), `keep only "mcpServers"`)
+				continue
+			}
+			serversKey, servers = k, values[i]
+		case "$schema", "inputs":
+			// VS Code's schema reference and input declarations: ${input:...}
+			// variables are reported where they are used.
+		default:
+			p.fail("", fmt.Sprintf("unknown key %q", k), `remove it: the file holds only "mcpServers"`)
+		}
+	}
+	if serversKey == "" {
+		p.fail("", `no "mcpServers" object`, shapeFix)
+		return nil
+	}
+	names, entries, err := objectEntries(servers)
+	if err != nil || isNull(servers) {
+		p.fail("", fmt.Sprintf("%q must be an object of servers", serversKey), shapeFix)
+		return nil
+	}
+	var out []ServerConfig
+	folded := make(map[string]string)
+	seen := make(map[string]bool)
+	for i, name := range names {
+		if seen[name] {
+			p.fail(name, "is defined twice", "keep one definition")
+			continue
+		}
+		seen[name] = true
+		if !serverNamePattern.MatchString(name) {
+			p.fail(name, "invalid server name", "use only letters, digits, _ and - in the name")
+			continue
+		}
+		if first, ok := folded[foldName(name)]; ok {
+			p.fail(name, fmt.Sprintf("conflicts with server %q: both get the tool namespace %s", first, tool.NamespaceName(name)),
+				"rename one of them")
+			continue
+		}
+		folded[foldName(name)] = name
+		if s, ok := p.server(name, entries[i]); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// server decodes one server entry; ok is false when it has problems.
+func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bool) {
+	before := len(p.errs)
+	fail := func(problem, fix string) { p.fail(name, problem, fix) }
+	keys, values, err := objectEntries(raw)
+	if err != nil || isNull(raw) {
+		fail("the entry must be an object", `write {"command": "...", "args": [...]} or {"url": "https://..."}`)
+		return s, false
+	}
+	s = ServerConfig{Name: name, File: p.file, Exposure: tool.Deferred, Enabled: true, Timeout: DefaultTimeout}
+	fields := make(map[string]json.RawMessage, len(keys))
+	for i, k := range keys {
+		if !slices.Contains(serverKeys, k) {
+			fix := "remove it; known keys are " + strings.Join(serverKeys, ", ")
+			switch k {
+			case "disabled":
+				fix = `write "enabled": false instead`
+			case "transport":
+				fix = `write "type": "stdio" or "type": "http" instead`
+			case "envFile":
+				fix = `put the variables in "env" instead`
+			}
+			fail(fmt.Sprintf("unknown key %q", k), fix)
+			continue
+		}
+		fields[k] = values[i]
+	}
+	str := func(key, fix string) string {
+		v, ok := fields[key]
+		if !ok || isNull(v) {
+			return ""
+		}
+		var out string
+		if json.Unmarshal(v, &out) != nil {
+			fail(fmt.Sprintf("%q must be a string, not %s", key, jsonKind(v)), fix)
+		}
+		return out
+	}
+	boolean := func(key string, def bool) bool {
+		v, ok := fields[key]
+		if !ok || isNull(v) {
+			return def
+		}
+		var out bool
+		if json.Unmarshal(v, &out) != nil {
+			fail(fmt.Sprintf("%q must be true or false, not %s", key, jsonKind(v)), fmt.Sprintf(`write "%s": true or "%s": false`, key, key))
+			return def
+		}
+		return out
+	}
+	stringMap := func(key, fix string) map[string]string {
+		v, ok := fields[key]
+		if !ok || isNull(v) {
+			return nil
+		}
+		var out map[string]string
+		if json.Unmarshal(v, &out) != nil {
+			fail(fmt.Sprintf("%q must be an object of strings", key), fix)
+			return nil
+		}
+		return out
+	}
+	expand := func(key, v string) string {
+		out, err := expandVars(v, p.lookup)
+		if err != nil {
+			fail(fmt.Sprintf("%s: %v", key, err), "set the environment variable or write the value")
+		}
+		return out
+	}
+
+	typ := str("type", `write "type": "stdio" or "type": "http"`)
+	s.Command = str("command", `write the program to run, e.g. "command": "npx"`)
+	if v, ok := fields["args"]; ok && !isNull(v) {
+		if json.Unmarshal(v, &s.Args) != nil {
+			fail(`"args" must be an array of strings`, `write "args": ["--flag", "value"]`)
+		}
+	}
+	s.Env = stringMap("env", `write "env": {"NAME": "value"}`)
+	s.Cwd = str("cwd", `write the working folder as a string`)
+	s.URL = str("url", `write the server's address, e.g. "url": "https://example.com/mcp"`)
+	s.Headers = stringMap("headers", `write "headers": {"Authorization": "Bearer ${TOKEN}"}`)
+	s.Description = strings.TrimSpace(str("description", `write a one-line description`))
+	s.Enabled = boolean("enabled", true)
+	s.AlwaysLoad = boolean("alwaysLoad", false)
+
+	if v, ok := fields["exposure"]; ok && !isNull(v) {
+		var e string
+		if json.Unmarshal(v, &e) != nil {
+			fail(`"exposure" must be a string`, exposureFix)
+		} else if s.Exposure, err = parseExposure(e); err != nil {
+			fail(fmt.Sprintf("exposure: %v", err), exposureFix)
+		}
+	}
+	if v, ok := fields["toolExposure"]; ok && !isNull(v) {
+		pats, vals, err := objectEntries(v)
+		if err != nil {
+			fail(`"toolExposure" must be an object of tool name or pattern → exposure`, `write "toolExposure": {"read_*": "direct"}`)
+		}
+		for i, pat := range pats {
+			var e string
+			if pat == "" {
+				fail(`toolExposure has an empty tool name`, "remove it or name a tool")
+				continue
+			}
+			if json.Unmarshal(vals[i], &e) != nil {
+				fail(fmt.Sprintf("toolExposure %q must be a string", pat), exposureFix)
+				continue
+			}
+			exp, err := parseExposure(e)
+			if err != nil {
+				fail(fmt.Sprintf("toolExposure %q: %v", pat, err), exposureFix)
+				continue
+			}
+			s.ToolExposure = append(s.ToolExposure, ToolExposure{Pattern: pat, Exposure: exp})
+		}
+	}
+	if v, ok := fields["timeout"]; ok && !isNull(v) {
+		var secs float64
+		switch {
+		case json.Unmarshal(v, &secs) != nil:
+			fail(fmt.Sprintf(`"timeout" must be a number of seconds, not %s`, jsonKind(v)), `write e.g. "timeout": 120`)
+		case secs <= 0 || secs > 1e6:
+			fail(fmt.Sprintf(`"timeout" must be a positive number of seconds, not %v`, secs), `write e.g. "timeout": 120, or leave it out for 60`)
+		default:
+			s.Timeout = time.Duration(secs * float64(time.Second))
+		}
+	}
+
+	switch typ {
+	case "":
+		switch {
+		case s.URL != "" && s.Command != "":
+			fail(`has both "command" and "url"`, `keep "command" for a local server or "url" for a remote one`)
+		case s.URL != "":
+			typ = "http"
+		case s.Command != "":
+			typ = "stdio"
+		default:
+			fail(`needs "command" (a local server) or "url" (a remote server)`, `add "command": "..." or "url": "https://..."`)
+		}
+	case "stdio":
+	case "http", "streamable-http", "streamableHttp":
+		typ = "http"
+	case "sse":
+		fail("legacy SSE transport is not supported; use the server's streamable HTTP URL",
+			`set "type": "http" and the server's streamable HTTP endpoint as "url" (often ending in /mcp)`)
+	default:
+		fail(fmt.Sprintf("unknown type %q", typ), `write "type": "stdio" or "type": "http"`)
+	}
+	s.Type = typ
+	switch typ {
+	case "stdio":
+		if s.Command == "" {
+			fail(`a stdio server needs "command"`, `add "command": "..." with the program that runs the server`)
+		}
+		for _, k := range []string{"url", "headers"} {
+			if _, ok := fields[k]; ok {
+				fail(fmt.Sprintf("%q is for HTTP servers, not stdio ones", k), fmt.Sprintf("remove %q or the stdio keys", k))
+			}
+		}
+		s.Command = expand("command", s.Command)
+		for i, a := range s.Args {
+			s.Args[i] = expand(fmt.Sprintf("args[%d]", i), a)
+		}
+		for _, k := range sortedKeys(s.Env) {
+			s.Env[k] = expand(fmt.Sprintf("env %q", k), s.Env[k])
+		}
+		s.Cwd = expand("cwd", s.Cwd)
+		if s.Cwd == "~" || strings.HasPrefix(s.Cwd, "~/") || strings.HasPrefix(s.Cwd, "~"+string(filepath.Separator)) {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				fail("cwd: cannot find the home folder: "+err.Error(), "write the full path")
+			} else {
+				s.Cwd = filepath.Join(home, s.Cwd[1:])
+			}
+		}
+	case "http":
+		if s.URL == "" {
+			fail(`an HTTP server needs "url"`, `add "url": "https://..." with the server's streamable HTTP endpoint`)
+		}
+		for _, k := range []string{"command", "args", "env", "cwd"} {
+			if _, ok := fields[k]; ok {
+				fail(fmt.Sprintf("%q is for stdio servers, not HTTP ones", k), fmt.Sprintf("remove %q or the HTTP keys", k))
+			}
+		}
+		s.URL = expand("url", s.URL)
+		for _, k := range sortedKeys(s.Headers) {
+			s.Headers[k] = expand(fmt.Sprintf("header %q", k), s.Headers[k])
+		}
+		if s.URL != "" && len(p.errs) == before {
+			u, err := url.Parse(s.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				fail(fmt.Sprintf("url %q is not an http or https address", s.URL), `write "url": "https://host/path"`)
+			}
+		}
+	}
+	return s, len(p.errs) == before
+}
+
+const exposureFix = `use "deferred", "direct", "codemode" or "hidden"`
+
+// parseExposure reads a configured exposure.
+func parseExposure(s string) (tool.Exposure, error) {
+	switch s {
+	case "deferred":
+		return tool.Deferred, nil
+	case "direct":
+		return tool.Direct, nil
+	case "codemode", "codemode-deferred":
+		return tool.Codemode, nil
+	case "hidden":
+		return tool.Hidden, nil
+	}
+	return "", fmt.Errorf("unknown exposure %q", s)
+}
+
+// expandVars replaces ${NAME}, ${env:NAME} and ${NAME:-default} by the
+// values lookup gives. A variable that is not set (and has no default) is an
+// error naming it, and so is a reference it cannot read.
+func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	var b strings.Builder
+	var errs []string
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			errs = append(errs, fmt.Sprintf("unclosed ${ in %q", s[i:]))
+			b.WriteString(s[i:])
+			break
+		}
+		ref := s[i+2 : i+end]
+		s = s[i+end+1:]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		name = strings.TrimPrefix(name, "env:")
+		if !envNamePattern.MatchString(name) {
+			errs = append(errs, fmt.Sprintf("${%s} is not an environment variable reference (write ${NAME})", ref))
+			continue
+		}
+		v, ok := lookup(name)
+		switch {
+		case ok:
+			b.WriteString(v)
+		case hasDef:
+			b.WriteString(def)
+		default:
+			errs = append(errs, fmt.Sprintf("environment variable %s is not set", name))
+		}
+	}
+	if len(errs) > 0 {
+		return b.String(), errors.New(strings.Join(errs, "; "))
+	}
+	return b.String(), nil
+}
+
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// objectEntries decodes a JSON object into its keys and values in order.
+func objectEntries(data []byte) (keys []string, values []json.RawMessage, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, nil, err
+	}
+	if tok == nil {
+		return nil, nil, nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, nil, errors.New("not an object")
+	}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, kt.(string))
+		values = append(values, v)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, errors.New("unexpected data after the object")
+	}
+	return keys, values, nil
+}
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+// jsonKind names the JSON type of v for messages.
+func jsonKind(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// describeJSONError adds the line and column to a syntax error.
+func describeJSONError(data []byte, err error) string {
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) {
+		return err.Error()
+	}
+	off := min(max(syn.Offset-1, 0), int64(len(data)))
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(off) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d column %d: %v", line, col, err)
+}

@@ -1,0 +1,452 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolshelf/toolshelf/catalog"
+	"github.com/toolshelf/toolshelf/tool"
+)
+
+// minSetupTimeout is the least time a connection attempt or a tool listing
+// is given, whatever the server's call timeout: starting a server can take
+// a while (npx may download it first).
+const minSetupTimeout = 60 * time.Second
+
+// transport is one attempt's way to reach a server.
+type transport struct {
+	mcp.Transport
+	// transient, when set, reports whether a failed connection attempt
+	// failed for a reason worth retrying.
+	transient func() bool
+}
+
+// conn is one session with a server.
+type conn struct {
+	session *mcp.ClientSession
+	// ctx lives as long as the session is the server's current one.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// kick holds a token when a tools/list_changed notification arrived
+	// that no refresh has handled yet.
+	kick chan struct{}
+	// progress maps the progress token of each call in flight to the
+	// function that restarts its timeout.
+	progress     sync.Map
+	instructions string
+	closeOnce    sync.Once
+	closeErr     error
+}
+
+// close ends the session; for a stdio server it waits for the process to
+// exit (asking, then terminating, then killing it).
+func (c *conn) close() error {
+	c.closeOnce.Do(func() {
+		if c.cancel != nil {
+			c.cancel()
+		}
+		err := c.session.Close()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) || errors.Is(err, mcp.ErrConnectionClosed) {
+			err = nil
+		}
+		c.closeErr = err
+	})
+	return c.closeErr
+}
+
+// newTransport returns the transport of the server's configuration.
+func (m *Manager) newTransport(s *server) (transport, error) {
+	switch s.cfg.Type {
+	case "stdio":
+		return transport{Transport: &mcp.CommandTransport{Command: newCommand(s), TerminateDuration: m.terminate}}, nil
+	case "http":
+		rt := &httpRecorder{base: http.DefaultTransport, headers: s.cfg.Headers}
+		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: rt}}
+		return transport{Transport: t, transient: rt.transient}, nil
+	}
+	return transport{}, fmt.Errorf("unknown transport type %q", s.cfg.Type)
+}
+
+// httpRecorder adds the configured headers to every request and remembers
+// how the last one went, so a failed connection can be classified.
+type httpRecorder struct {
+	base    http.RoundTripper
+	headers map[string]string
+
+	mu     sync.Mutex
+	status int   // of the last response
+	netErr error // of the last request that got no response
+}
+
+func (h *httpRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(h.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range h.headers {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := h.base.RoundTrip(req)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		if req.Context().Err() == nil {
+			h.status, h.netErr = 0, err
+		}
+		return nil, err
+	}
+	h.status, h.netErr = resp.StatusCode, nil
+	return resp, nil
+}
+
+// transient reports whether the last request failed in a way worth
+// retrying: a network error, 408, 429 or a 5xx other than 501.
+func (h *httpRecorder) transient() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.netErr != nil || transientStatus(h.status)
+}
+
+// transientStatus reports whether an HTTP status is worth a retry.
+func transientStatus(code int) bool {
+	switch {
+	case code == http.StatusRequestTimeout, code == http.StatusTooManyRequests:
+		return true
+	case code >= 500 && code <= 599:
+		return code != http.StatusNotImplemented
+	}
+	return false
+}
+
+// connect makes a connection attempt for a server in the Connecting state
+// and leaves it Connected or Failed.
+func (m *Manager) connect(s *server) {
+	c, err := m.dial(m.ctx, s)
+	if err == nil {
+		if err = m.refresh(s, c); err != nil {
+			err = fmt.Errorf("listing the tools of %s: %w", s.describe(), err)
+		}
+	}
+	m.mu.Lock()
+	if err == nil && m.closed {
+		err = errClosed
+	}
+	if err != nil {
+		s.state, s.err = Failed, err
+	} else {
+		s.state, s.err, s.conn = Connected, nil, c
+	}
+	close(s.ready)
+	m.mu.Unlock()
+	if err != nil {
+		if c != nil {
+			_ = c.close()
+		}
+		s.log.Warn("connection failed", "error", err)
+		m.changed()
+		return
+	}
+	s.log.Info("connected", "tools", m.toolCount(s))
+	if !m.spawn(func() { m.watch(s, c) }) || !m.spawn(func() { m.refresher(s, c) }) {
+		m.lost(s, c, errClosed)
+	}
+	m.changed()
+}
+
+// dial connects to a server, retrying an HTTP server after 250 ms and 1 s
+// when the failure looks transient.
+func (m *Manager) dial(ctx context.Context, s *server) (*conn, error) {
+	for attempt := 0; ; attempt++ {
+		t, err := m.transport(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.describe(), err)
+		}
+		c, err := m.open(ctx, s, t.Transport)
+		if err == nil {
+			return c, nil
+		}
+		if t.transient == nil || attempt >= len(m.retryDelays) || !t.transient() || ctx.Err() != nil {
+			return nil, connectError(s, err)
+		}
+		s.log.Info("connection failed; retrying", "error", err, "after", m.retryDelays[attempt])
+		timer := time.NewTimer(m.retryDelays[attempt])
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, connectError(s, err)
+		}
+	}
+}
+
+// connectError explains a failed connection attempt.
+func connectError(s *server, err error) error {
+	var fix string
+	switch s.cfg.Type {
+	case "stdio":
+		fix = fmt.Sprintf("check that %q starts an MCP server on standard input and output", strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " "))
+		if errors.Is(err, exec.ErrNotFound) {
+			fix = fmt.Sprintf("install %q or write its full path in \"command\"", s.cfg.Command)
+		}
+	case "http":
+		fix = fmt.Sprintf("check that %s is the server's streamable HTTP endpoint and reachable", s.cfg.URL)
+	}
+	if fix == "" {
+		return fmt.Errorf("cannot connect to %s: %w", s.describe(), err)
+	}
+	return fmt.Errorf("cannot connect to %s: %w; %s", s.describe(), err, fix)
+}
+
+// open makes one connection attempt.
+func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport) (*conn, error) {
+	c := &conn{kick: make(chan struct{}, 1)}
+	client := mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{
+		Logger:       s.log,
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case c.kick <- struct{}{}:
+			default:
+			}
+			if h := m.onListChanged; h != nil {
+				h(s.cfg.Name)
+			}
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if req.Params == nil {
+				return
+			}
+			if restart, ok := c.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
+				restart.(func())()
+			}
+		},
+	})
+	cctx, cancel := context.WithTimeout(ctx, max(s.cfg.Timeout, minSetupTimeout))
+	defer cancel()
+	session, err := client.Connect(cctx, t, nil)
+	if err != nil {
+		if ctx.Err() == nil && cctx.Err() != nil {
+			err = fmt.Errorf("no answer within %s: %w", max(s.cfg.Timeout, minSetupTimeout), err)
+		}
+		return nil, err
+	}
+	c.session = session
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	if res := session.InitializeResult(); res != nil {
+		c.instructions = res.Instructions
+	}
+	return c, nil
+}
+
+// watch marks the server disconnected when the session ends.
+func (m *Manager) watch(s *server, c *conn) {
+	err := c.session.Wait()
+	if err == nil {
+		err = errors.New("the server closed the connection")
+	}
+	m.lost(s, c, fmt.Errorf("the connection to %s ended: %w", s.describe(), err))
+}
+
+// refresher re-lists the server's tools after tools/list_changed
+// notifications. Notifications that arrive during a refresh leave one token
+// in c.kick, so a storm costs at most one more listing.
+func (m *Manager) refresher(s *server, c *conn) {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.kick:
+		}
+		if err := m.refresh(s, c); err != nil {
+			if c.ctx.Err() != nil {
+				return
+			}
+			if isRPCError(err) {
+				s.log.Warn("refreshing the tool list failed", "error", err)
+				continue
+			}
+			m.lost(s, c, fmt.Errorf("refreshing the tool list of %s: %w", s.describe(), err))
+			return
+		}
+		m.changed()
+	}
+}
+
+// lost drops the session c of a server, if it is still the current one: the
+// server becomes Disconnected with err, and the session is closed in the
+// background.
+func (m *Manager) lost(s *server, c *conn, err error) {
+	m.mu.Lock()
+	current := s.conn == c
+	if current {
+		s.conn = nil
+		s.state, s.err = Disconnected, err
+	}
+	m.mu.Unlock()
+	c.cancel()
+	if !current {
+		_ = c.close()
+		return
+	}
+	s.log.Warn("disconnected", "error", err)
+	if !m.spawn(func() { _ = c.close() }) {
+		_ = c.close()
+	}
+	m.changed()
+}
+
+// isRPCError reports whether err is an error answer of the server (as
+// opposed to a failure of the connection).
+func isRPCError(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we)
+}
+
+// listDocument is a catalog file made of a tools/list answer.
+type listDocument struct {
+	Server       string            `json:"server"`
+	Description  string            `json:"description,omitempty"`
+	Instructions string            `json:"instructions,omitempty"`
+	Tools        []json.RawMessage `json:"tools"`
+}
+
+// refresh lists the server's tools (every page) and registers them: listed
+// tools with their configured exposure, tools that are no longer listed as
+// hidden. Tools that fail validation are skipped and logged.
+func (m *Manager) refresh(s *server, c *conn) error {
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
+	ctx, cancel := context.WithTimeout(c.ctx, max(s.cfg.Timeout, minSetupTimeout))
+	defer cancel()
+	doc := listDocument{Server: s.cfg.Name, Description: s.cfg.Description, Instructions: c.instructions, Tools: []json.RawMessage{}}
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(t)
+		if err != nil {
+			s.log.Warn("skipping a tool that cannot be encoded", "tool", t.Name, "error", err)
+			continue
+		}
+		doc.Tools = append(doc.Tools, raw)
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	parsed, perr := catalog.Parse(s.cfg.Name, data)
+	for _, p := range catalog.Problems(perr) {
+		logProblem(s, p)
+	}
+	if parsed == nil {
+		return perr
+	}
+	tools := parsed.AsTools(m.namer, tool.Deferred)
+	listed := make(map[string]bool, len(tools))
+	for i := range tools {
+		t := &tools[i]
+		t.Exposure = s.cfg.ExposureFor(t.Origin.Tool)
+		t.Handler = m.handler(s, t.Origin.Tool)
+		t.Annotations = normalizeAnnotations(t.Annotations)
+		listed[t.Origin.Tool] = true
+	}
+
+	m.mu.Lock()
+	s.instructions = c.instructions
+	var activate []string
+	for _, t := range tools {
+		prev, seen := s.registered[t.Origin.Tool]
+		if s.cfg.AlwaysLoad && t.Exposure != tool.Hidden && (!seen || prev.Exposure == tool.Hidden || prev.Handler == nil) {
+			activate = append(activate, t.Name)
+		}
+	}
+	var hide []tool.Tool
+	for name, prev := range s.registered {
+		if !listed[name] && prev.Exposure != tool.Hidden {
+			prev.Exposure = tool.Hidden
+			hide = append(hide, prev)
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(hide, func(a, b tool.Tool) int { return strings.Compare(a.Name, b.Name) })
+	all := append(tools, hide...)
+	if err := m.reg.Register(all...); err != nil {
+		for _, p := range catalog.Problems(err) {
+			s.log.Warn("tool skipped", "problem", p.Error())
+		}
+	}
+	if len(activate) > 0 {
+		m.reg.Activate(activate...)
+	}
+	m.mu.Lock()
+	for _, t := range all {
+		if got, ok := m.reg.Get(t.Name); ok && got.Origin == t.Origin {
+			s.registered[t.Origin.Tool] = got
+		}
+	}
+	m.mu.Unlock()
+	return nil
+}
+
+// normalizeAnnotations drops the readOnly and idempotent hints when they are
+// false: the SDK always sends them (false when the server did not say),
+// and false is their default anyway. Annotations that say nothing become
+// nil.
+func normalizeAnnotations(a *tool.Annotations) *tool.Annotations {
+	if a == nil {
+		return nil
+	}
+	n := *a
+	if n.ReadOnly != nil && !*n.ReadOnly {
+		n.ReadOnly = nil
+	}
+	if n.Idempotent != nil && !*n.Idempotent {
+		n.Idempotent = nil
+	}
+	if n == (tool.Annotations{}) {
+		return nil
+	}
+	return &n
+}
+
+// logProblem logs a problem with a listed tool.
+func logProblem(s *server, err error) {
+	var p *catalog.Problem
+	if !errors.As(err, &p) {
+		s.log.Warn("tool list problem", "problem", err.Error())
+		return
+	}
+	what := "tool skipped"
+	if p.Ignored {
+		what = "tool value ignored"
+	}
+	args := []any{"position", p.Index + 1, "problem", p.Err.Error()}
+	if p.Tool != "" {
+		args = append(args, "tool", p.Tool)
+	}
+	s.log.Warn(what, args...)
+}
+
+// toolCount returns the number of the server's tools that are not hidden.
+func (m *Manager) toolCount(s *server) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, t := range s.registered {
+		if t.Exposure != tool.Hidden {
+			n++
+		}
+	}
+	return n
+}

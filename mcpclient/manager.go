@@ -1,0 +1,511 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
+)
+
+// State is where a server's connection stands.
+type State string
+
+// The states of a server. A server starts Connecting (or Disabled); a
+// connection attempt ends Connected or Failed; a connected session that ends
+// leaves the server Disconnected until the next call of one of its tools
+// reconnects it.
+const (
+	Connecting   State = "connecting"
+	Connected    State = "connected"
+	Failed       State = "failed"
+	Disconnected State = "disconnected"
+	Disabled     State = "disabled"
+)
+
+// Status describes one configured server.
+type Status struct {
+	// Name is the server's name in the configuration.
+	Name string
+	// State is where its connection stands.
+	State State
+	// Tools is the number of its tools in the registry that are not
+	// hidden.
+	Tools int
+	// Err is why the server failed or disconnected; nil otherwise.
+	Err error
+	// Exposure is the server's configured exposure.
+	Exposure tool.Exposure
+}
+
+// StillConnectingNotice is what [Manager.WaitDirect] returns when servers
+// with direct tools are still connecting after the wait.
+const StillConnectingNotice = "MCP servers are still connecting; their tools become available once connected."
+
+// Options configures a [Manager].
+type Options struct {
+	// Logger receives connection events, tool problems and the standard
+	// error of stdio servers. Nil discards them.
+	Logger *slog.Logger
+	// OutputDir is where the full text of truncated outputs is saved, in
+	// files only the user can read. Empty means toolshelf-mcp in the
+	// system's temporary folder.
+	OutputDir string
+	// ClientName and ClientVersion identify the client to servers
+	// (default "toolshelf" and "dev").
+	ClientName, ClientVersion string
+}
+
+// Manager connects to the configured MCP servers and keeps their tools in a
+// registry: it registers each server's tools when it connects, follows
+// changes of its tool list, and runs calls through its session.
+//
+// A Manager is safe for concurrent use.
+type Manager struct {
+	reg     *tool.Registry
+	namer   *tool.Namer
+	opts    Options
+	log     *slog.Logger
+	servers []*server // sorted by name
+	byName  map[string]*server
+
+	// Seams for tests, set before Start.
+	transport     func(s *server) (transport, error)
+	retryDelays   []time.Duration
+	terminate     time.Duration
+	onListChanged func(server string)
+
+	mu        sync.Mutex // guards the fields below and the mutable fields of every server
+	started   bool
+	closed    bool
+	ctx       context.Context
+	cancel    context.CancelFunc
+	listeners map[int]func()
+	nextID    int
+	wg        sync.WaitGroup // background goroutines
+}
+
+// server is the Manager's view of one configured server.
+type server struct {
+	cfg ServerConfig
+	log *slog.Logger
+	// listMu serialises listing and registering the server's tools.
+	listMu sync.Mutex
+
+	// Guarded by Manager.mu.
+	state        State
+	err          error
+	conn         *conn
+	ready        chan struct{} // closed when the server leaves Connecting
+	instructions string
+	registered   map[string]tool.Tool // last registration per server tool name
+}
+
+// NewManager returns a Manager for the enabled servers of cfg that
+// registers their tools in reg, named by namer (a new Namer when nil). Call
+// Start to connect.
+func NewManager(cfg *Config, reg *tool.Registry, namer *tool.Namer, opts Options) *Manager {
+	if namer == nil {
+		namer = tool.NewNamer()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = "toolshelf"
+	}
+	if opts.ClientVersion == "" {
+		opts.ClientVersion = "dev"
+	}
+	m := &Manager{
+		reg:         reg,
+		namer:       namer,
+		opts:        opts,
+		log:         opts.Logger,
+		byName:      make(map[string]*server),
+		retryDelays: []time.Duration{250 * time.Millisecond, time.Second},
+		terminate:   2 * time.Second,
+		listeners:   make(map[int]func()),
+	}
+	m.transport = m.newTransport
+	if cfg != nil {
+		for _, sc := range cfg.Servers {
+			if _, dup := m.byName[sc.Name]; dup {
+				continue
+			}
+			if sc.Timeout <= 0 {
+				sc.Timeout = DefaultTimeout
+			}
+			if sc.Exposure == "" {
+				sc.Exposure = tool.Deferred
+			}
+			s := &server{cfg: sc, log: m.log.With("server", sc.Name), state: Connecting,
+				ready: make(chan struct{}), registered: make(map[string]tool.Tool)}
+			if !sc.Enabled {
+				s.state = Disabled
+				close(s.ready)
+			}
+			m.servers = append(m.servers, s)
+			m.byName[sc.Name] = s
+		}
+	}
+	slices.SortFunc(m.servers, func(a, b *server) int { return strings.Compare(a.cfg.Name, b.cfg.Name) })
+	return m
+}
+
+// Start connects every enabled server in the background and returns at
+// once. ctx bounds the background work (connection attempts, reconnections
+// and tool list refreshes); Close ends the sessions. The tools a disabled
+// server had in the registry (from a catalog, say) are hidden.
+//
+// Start does nothing when called again or after Close.
+func (m *Manager) Start(ctx context.Context) {
+	m.mu.Lock()
+	if m.started || m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.started = true
+	m.ctx, m.cancel = context.WithCancel(ctx)
+	// Tools already in the registry under a configured server's name are
+	// that server's as far as refreshes go: the live list replaces them.
+	for _, t := range m.reg.Tools() {
+		if s := m.byName[t.Origin.Server]; s != nil && !t.Origin.IsZero() {
+			s.registered[t.Origin.Tool] = t
+		}
+	}
+	var hide []tool.Tool
+	for _, s := range m.servers {
+		if s.state != Disabled {
+			continue
+		}
+		for name, t := range s.registered {
+			if t.Exposure != tool.Hidden {
+				t.Exposure = tool.Hidden
+				s.registered[name] = t
+				hide = append(hide, t)
+			}
+		}
+	}
+	m.mu.Unlock()
+	if len(hide) > 0 {
+		slices.SortFunc(hide, func(a, b tool.Tool) int { return strings.Compare(a.Name, b.Name) })
+		if err := m.reg.Register(hide...); err != nil {
+			m.log.Warn("hiding the tools of disabled servers", "error", err)
+		}
+	}
+	for _, s := range m.servers {
+		if s.state == Connecting {
+			m.spawn(func() { m.connect(s) })
+		}
+	}
+}
+
+// Close ends every session (stdio servers are asked to exit, then
+// terminated) and waits for the background work to stop. Calls made after
+// Close return error results.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	var conns []*conn
+	for _, s := range m.servers {
+		if !m.started && s.state == Connecting {
+			s.state, s.err = Failed, errClosed
+			close(s.ready)
+		}
+		if s.conn != nil {
+			conns = append(conns, s.conn)
+			s.conn = nil
+			s.state, s.err = Disconnected, errClosed
+		}
+	}
+	cancel := m.cancel
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	errs := make([]error, len(conns))
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Go(func() { errs[i] = c.close() })
+	}
+	wg.Wait()
+	m.wg.Wait()
+	m.changed()
+	return errors.Join(errs...)
+}
+
+var errClosed = errors.New("the MCP client was closed")
+
+// spawn runs f in a goroutine that Close waits for. It reports false, and
+// does not run f, once the Manager is closed. It must not be called with
+// m.mu held.
+func (m *Manager) spawn(f func()) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// Servers returns the status of every configured server, sorted by name.
+func (m *Manager) Servers() []Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Status, len(m.servers))
+	for i, s := range m.servers {
+		n := 0
+		for _, t := range s.registered {
+			if t.Exposure != tool.Hidden {
+				n++
+			}
+		}
+		out[i] = Status{Name: s.cfg.Name, State: s.state, Tools: n, Err: s.err, Exposure: s.cfg.Exposure}
+	}
+	return out
+}
+
+// OnChange registers fn to be called after a server's state or tool list
+// changes, so the caller can refresh what depends on it (the mcp_servers
+// section). fn runs outside the Manager's locks, possibly on several
+// goroutines at once. The returned function cancels the registration.
+func (m *Manager) OnChange(fn func()) (cancel func()) {
+	m.mu.Lock()
+	id := m.nextID
+	m.nextID++
+	m.listeners[id] = fn
+	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		delete(m.listeners, id)
+		m.mu.Unlock()
+	}
+}
+
+// changed calls the OnChange listeners. It must not be called with m.mu
+// held.
+func (m *Manager) changed() {
+	m.mu.Lock()
+	ids := make([]int, 0, len(m.listeners))
+	for id := range m.listeners {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	fns := make([]func(), len(ids))
+	for i, id := range ids {
+		fns[i] = m.listeners[id]
+	}
+	m.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// WaitFor waits, before a call of the tool named toolName, for the servers
+// the call depends on to finish connecting: every server still connecting
+// for tool_search (whose results depend on every server's tools), the
+// tool's own server for an MCP tool (found by the tool's origin, the Namer,
+// or its mcp__<server>__ prefix when it has not registered yet), none for
+// other tools. It returns ctx.Err() when ctx ends first.
+func (m *Manager) WaitFor(ctx context.Context, toolName string) error {
+	var servers []*server
+	if toolName == toolsearch.Name {
+		servers = m.servers
+	} else {
+		servers = m.serversOf(toolName)
+	}
+	return m.await(ctx, servers, nil)
+}
+
+// await waits until none of servers is connecting, ctx ends (its error is
+// returned) or stop is closed (nil is returned).
+func (m *Manager) await(ctx context.Context, servers []*server, stop <-chan time.Time) error {
+	for {
+		var ready chan struct{}
+		m.mu.Lock()
+		for _, s := range servers {
+			if s.state == Connecting {
+				ready = s.ready
+				break
+			}
+		}
+		m.mu.Unlock()
+		if ready == nil {
+			return nil
+		}
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-stop:
+			return nil
+		}
+	}
+}
+
+// serversOf returns the configured servers a tool name belongs to.
+func (m *Manager) serversOf(name string) []*server {
+	if t, ok := m.reg.Get(name); ok && !t.Origin.IsZero() {
+		if s := m.byName[t.Origin.Server]; s != nil {
+			return []*server{s}
+		}
+		return nil
+	}
+	if o, ok := m.namer.Lookup(name); ok {
+		if s := m.byName[o.Server]; s != nil {
+			return []*server{s}
+		}
+		return nil
+	}
+	var out []*server
+	for _, s := range m.servers {
+		if strings.HasPrefix(name, tool.NamespaceName(s.cfg.Name)+"__") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// WaitDirect is the first prompt's wait: it waits at most max (and no
+// longer than ctx) for the enabled servers that have direct or always-loaded
+// tools by configuration, so their tools are declared from the first
+// request. Servers whose tools are loaded on demand are not waited for. If
+// some of the awaited servers are still connecting afterwards, it returns
+// [StillConnectingNotice]; otherwise "".
+func (m *Manager) WaitDirect(ctx context.Context, max time.Duration) (notice string) {
+	var servers []*server
+	for _, s := range m.servers {
+		if s.cfg.Enabled && (s.cfg.AlwaysLoad || s.cfg.hasExposure(tool.Direct)) {
+			servers = append(servers, s)
+		}
+	}
+	if len(servers) == 0 {
+		return ""
+	}
+	timer := time.NewTimer(max)
+	defer timer.Stop()
+	_ = m.await(ctx, servers, timer.C)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range servers {
+		if s.state == Connecting {
+			return StillConnectingNotice
+		}
+	}
+	return ""
+}
+
+// NeedsSearch reports whether some enabled server has tools that wait on the
+// shelf by configuration (deferred or codemode, not always loaded): the
+// caller should then activate tool_search.
+func (m *Manager) NeedsSearch() bool {
+	for _, s := range m.servers {
+		if s.onShelf() {
+			return true
+		}
+	}
+	return false
+}
+
+// onShelf reports whether the server is enabled and some of its tools are
+// loaded on demand.
+func (s *server) onShelf() bool {
+	return s.cfg.Enabled && !s.cfg.AlwaysLoad && s.cfg.hasExposure(tool.Deferred, tool.Codemode)
+}
+
+// lineWriter logs what a stdio server writes to its standard error, a line
+// at a time.
+type lineWriter struct {
+	mu  sync.Mutex
+	log *slog.Logger
+	buf []byte
+}
+
+// maxLogLine bounds a logged line of standard error.
+const maxLogLine = 4096
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := slices.Index(w.buf, '\n')
+		if i < 0 {
+			if len(w.buf) > maxLogLine {
+				w.emit(w.buf)
+				w.buf = w.buf[:0]
+			}
+			return len(p), nil
+		}
+		w.emit(w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
+}
+
+func (w *lineWriter) emit(line []byte) {
+	s := strings.TrimRight(string(line), "\r")
+	if len(s) > maxLogLine {
+		s = s[:maxLogLine]
+	}
+	if s != "" {
+		w.log.Info("stderr", "line", s)
+	}
+}
+
+// commandEnv returns the environment of a stdio server: this process's,
+// with the configured variables added (replacing those of the same name).
+func commandEnv(env map[string]string) []string {
+	out := os.Environ()
+	if len(env) == 0 {
+		return out
+	}
+	out = slices.DeleteFunc(out, func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		_, ok := env[k]
+		return ok
+	})
+	for _, k := range sortedKeys(env) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// newCommand returns the command that starts a stdio server.
+func newCommand(s *server) *exec.Cmd {
+	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	cmd.Env = commandEnv(s.cfg.Env)
+	cmd.Dir = s.cfg.Cwd
+	cmd.Stderr = &lineWriter{log: s.log}
+	// A grandchild that keeps standard error open must not hold up Wait.
+	cmd.WaitDelay = 2 * time.Second
+	return cmd
+}
+
+// describe names a server and where it is configured, for messages.
+func (s *server) describe() string {
+	if s.cfg.File == "" {
+		return fmt.Sprintf("MCP server %q", s.cfg.Name)
+	}
+	return fmt.Sprintf("MCP server %q (%s)", s.cfg.Name, s.cfg.File)
+}
+
+var _ io.Writer = (*lineWriter)(nil)

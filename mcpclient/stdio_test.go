@@ -1,0 +1,187 @@
+//go:build unix
+
+package mcpclient
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolshelf/toolshelf/mcpclient/mcptest"
+)
+
+// stdioServer is the configuration of the test binary as a stdio server.
+func stdioServer(name string, env map[string]string) ServerConfig {
+	command, args, e := mcptest.Command(env)
+	return ServerConfig{Name: name, Type: "stdio", Command: command, Args: args, Env: e, Enabled: true}
+}
+
+func TestStdioCrashThenReconnect(t *testing.T) {
+	f := newFixture(t, stdioServer("proc", nil))
+	f.m.Start(f.ctx())
+	f.waitAll()
+	if st := f.status("proc"); st.State != Connected {
+		t.Fatalf("state %s: %v", st.State, st.Err)
+	}
+	pid1 := text(f.call("mcp__proc__pid", `{}`))
+	r := f.call("mcp__proc__crash", `{}`)
+	t.Logf("crash result: %+v", r)
+	if !r.IsError || !strings.Contains(text(r), "next call reconnects") {
+		t.Errorf("crash result = %+v, want an error result that says the next call reconnects", r)
+	}
+	if st := f.status("proc"); st.State != Disconnected {
+		t.Errorf("state after crash = %s, want disconnected", st.State)
+	}
+	r = f.call("mcp__proc__echo", `{"text":"again"}`)
+	if r.IsError || text(r) != "echo: again" {
+		t.Fatalf("call after crash = %+v", r)
+	}
+	pid2 := text(f.call("mcp__proc__pid", `{}`))
+	if pid1 == pid2 {
+		t.Errorf("the server was not restarted: pid %s both times", pid1)
+	}
+	if st := f.status("proc"); st.State != Connected {
+		t.Errorf("state after reconnect = %s", st.State)
+	}
+}
+
+func TestStdioHangTimesOut(t *testing.T) {
+	cfg := stdioServer("slow", nil)
+	cfg.Timeout = 200 * time.Millisecond
+	f := newFixture(t, cfg)
+	f.m.Start(f.ctx())
+	f.waitAll()
+	start := time.Now()
+	r := f.call("mcp__slow__hang", `{}`)
+	elapsed := time.Since(start)
+	t.Logf("hang result after %v: %+v", elapsed, r)
+	if !r.IsError || !strings.Contains(text(r), "200ms") || !strings.Contains(text(r), "next call reconnects") {
+		t.Errorf("hang result = %q", text(r))
+	}
+	if elapsed > 10*time.Second {
+		t.Errorf("the call took %v", elapsed)
+	}
+	if st := f.status("slow"); st.State != Disconnected {
+		t.Errorf("state = %s, want disconnected", st.State)
+	}
+	if r := f.call("mcp__slow__echo", `{"text":"x"}`); r.IsError {
+		t.Errorf("call after timeout = %q", text(r))
+	}
+}
+
+func TestStdioCloseKillsChildren(t *testing.T) {
+	f := newFixture(t, stdioServer("a", nil), stdioServer("b", nil))
+	f.m.Start(f.ctx())
+	f.waitAll()
+	var pids []int
+	for _, name := range []string{"mcp__a__pid", "mcp__b__pid"} {
+		pid, err := strconv.Atoi(text(f.call(name, `{}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	if err := f.m.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+			t.Errorf("process %d still exists after Close (kill 0: %v)", pid, err)
+		}
+	}
+	if r := f.call("mcp__a__echo", `{"text":"x"}`); !r.IsError {
+		t.Errorf("call after Close = %+v, want an error result", r)
+	}
+}
+
+func TestStdioSlowDeferredServerDoesNotDelayWaitDirect(t *testing.T) {
+	path, release := mcptest.Gate(t)
+	slow := stdioServer("slow", map[string]string{mcptest.FIFOEnv: path})
+	direct := stdioServer("quick", nil)
+	direct.Exposure = "direct"
+	f := newFixture(t, slow, direct)
+	f.m.Start(f.ctx())
+	if notice := f.m.WaitDirect(f.ctx(), time.Minute); notice != "" {
+		t.Errorf("WaitDirect = %q, want no notice", notice)
+	}
+	// The slow server cannot have finished starting: it waits for the gate.
+	if st := f.status("slow"); st.State != Connecting {
+		t.Errorf("slow server state = %s, want connecting", st.State)
+	}
+	if st := f.status("quick"); st.State != Connected {
+		t.Errorf("direct server state = %s, want connected (%v)", st.State, st.Err)
+	}
+	if !f.reg.IsActive("mcp__quick__echo") {
+		t.Errorf("the direct server's tools are not active: %v", f.reg.ActiveNames())
+	}
+	release()
+	if err := f.m.WaitFor(f.ctx(), "tool_search"); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.status("slow"); st.State != Connected {
+		t.Errorf("slow server state after the wait = %s (%v)", st.State, st.Err)
+	}
+	if _, ok := f.reg.Get("mcp__slow__echo"); !ok {
+		t.Errorf("tool_search's wait ended before the slow server's tools registered")
+	}
+}
+
+func TestStdioSlowDirectServerGetsNotice(t *testing.T) {
+	path, release := mcptest.Gate(t)
+	slow := stdioServer("slow", map[string]string{mcptest.FIFOEnv: path})
+	slow.ToolExposure = []ToolExposure{{Pattern: "echo", Exposure: "direct"}}
+	f := newFixture(t, slow)
+	f.m.Start(f.ctx())
+	if notice := f.m.WaitDirect(f.ctx(), 10*time.Millisecond); notice != StillConnectingNotice {
+		t.Errorf("WaitDirect = %q, want the still-connecting notice", notice)
+	}
+	release()
+	if notice := f.m.WaitDirect(f.ctx(), time.Minute); notice != "" {
+		t.Errorf("second WaitDirect = %q", notice)
+	}
+	if !f.reg.IsActive("mcp__slow__echo") || f.reg.IsActive("mcp__slow__pid") {
+		t.Errorf("active = %v, want only echo of the slow server", f.reg.ActiveNames())
+	}
+}
+
+func TestStdioEnvCwdAndStderr(t *testing.T) {
+	dir := t.TempDir()
+	cfg := stdioServer("env", nil)
+	cfg.Cwd = dir
+	f := newFixture(t, cfg)
+	f.m.Start(f.ctx())
+	f.waitAll()
+	if st := f.status("env"); st.State != Connected {
+		t.Fatalf("state %s: %v", st.State, st.Err)
+	}
+	if got := text(f.call("mcp__env__cwd", `{}`)); got != dir {
+		t.Errorf("server cwd = %q, want %q", got, dir)
+	}
+	if got := text(f.call("mcp__env__getenv", `{"name":"HOME"}`)); got != os.Getenv("HOME") {
+		t.Errorf("the server did not inherit HOME: %q", got)
+	}
+	// The server got the configured variable (it serves because of it) and
+	// its standard error reached the log.
+	if !strings.Contains(f.log.String(), "test server starting") || !strings.Contains(f.log.String(), "server=env") {
+		t.Errorf("the server's standard error is not in the log:\n%s", f.log.String())
+	}
+}
+
+func TestStdioMissingCommandFails(t *testing.T) {
+	cfg := ServerConfig{Name: "ghost", Type: "stdio", Command: "toolshelf-no-such-command", Enabled: true}
+	f := newFixture(t, cfg)
+	f.m.Start(f.ctx())
+	f.waitAll()
+	st := f.status("ghost")
+	if st.State != Failed || st.Err == nil {
+		t.Fatalf("status = %+v, want failed", st)
+	}
+	for _, want := range []string{`"ghost"`, "mcp.json", "toolshelf-no-such-command", "install"} {
+		if !strings.Contains(st.Err.Error(), want) {
+			t.Errorf("error %q does not mention %q", st.Err, want)
+		}
+	}
+}
