@@ -503,7 +503,7 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 	case "http", "streamable-http", "streamableHttp":
 		typ = "http"
 	case "sse":
-		fail("legacy SSE transport is not supported; use the server's streamable HTTP URL",
+		fail("the legacy SSE transport is not supported (MCP replaced it with streamable HTTP)",
 			`set "type": "http" and the server's streamable HTTP endpoint as "url" (often ending in /mcp)`)
 	default:
 		fail(fmt.Sprintf("unknown type %q", typ), `write "type": "stdio" or "type": "http"`)

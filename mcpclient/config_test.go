@@ -144,7 +144,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad name", `{"mcpServers": {"bad name": {"command": "x"}}}`, "bad name", "invalid server name", "letters, digits"},
 		{"entry not object", `{"mcpServers": {"s": "npx"}}`, "s", "must be an object", `"command"`},
 		{"sse", `{"mcpServers": {"s": {"type": "sse", "url": "https://x/sse"}}}`, "s",
-			"legacy SSE transport is not supported; use the server's streamable HTTP URL", `"type": "http"`},
+			"the legacy SSE transport is not supported (MCP replaced it with streamable HTTP)", `"type": "http"`},
 		{"unknown type", `{"mcpServers": {"s": {"type": "ws", "url": "https://x"}}}`, "s", `unknown type "ws"`, `"type": "stdio"`},
 		{"disabled key", `{"mcpServers": {"s": {"command": "x", "disabled": true}}}`, "s", `unknown key "disabled"`, `"enabled": false`},
 		{"unknown key", `{"mcpServers": {"s": {"command": "x", "autoApprove": []}}}`, "s", `unknown key "autoApprove"`, "known keys are"},
