@@ -5,9 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
+
+// version is the module version toolshelf was built from ("dev" for a
+// build from a working tree).
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
+}
 
 // env is what a command needs from its process.
 type env struct {
@@ -73,8 +83,11 @@ func newRoot(e *env) *cobra.Command {
 		Use:   "toolshelf",
 		Short: "On-demand tool loading that never breaks the prompt cache",
 		Long: `toolshelf keeps tools on a shelf: registered and searchable, but not declared to
-the model until it loads them. Its commands search and evaluate the shelf (without
---catalog, the built-in catalog of 1,564 real MCP tools) and manage saved sessions.`,
+the model until it loads them. 'run' and 'chat' drive an agent whose tools are your
+MCP servers (offline with --provider emulator); the other commands search and
+evaluate the shelf (without --catalog, the built-in catalog of 1,564 real MCP tools),
+measure tokens and cache reuse, and manage saved sessions.`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          noArgs,
@@ -83,7 +96,7 @@ the model until it loads them. Its commands search and evaluate the shelf (witho
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &flagError{err} })
-	root.AddCommand(newSearchCmd(e), newEvalCmd(e), newSessionsCmd(e), newCapabilitiesCmd(e), newRenderCmd(e), newBenchCmd(e), newEmulateCmd(e))
+	root.AddCommand(newSearchCmd(e), newEvalCmd(e), newSessionsCmd(e), newCapabilitiesCmd(e), newRenderCmd(e), newBenchCmd(e), newEmulateCmd(e), newRunCmd(e), newChatCmd(e), newMCPCmd(e))
 	return root
 }
 

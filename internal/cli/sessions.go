@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/session"
@@ -27,7 +28,13 @@ A session is named by its id (or a unique prefix of it), its file path, or "last
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.PersistentFlags().StringVar(&dir, "dir", "", "session directory (default: the XDG data directory)")
+	cmd.PersistentFlags().StringVar(&dir, "dir", "", "session directory (default: the XDG data directory); --session-dir, as run and chat call it, works too")
+	cmd.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "session-dir" {
+			name = "dir"
+		}
+		return pflag.NormalizedName(name)
+	})
 	resolveDir := sessionDir(&dir)
 	cmd.AddCommand(newSessionsListCmd(e, resolveDir), newSessionsShowCmd(e, resolveDir), newSessionsForkCmd(e, resolveDir))
 	return cmd

@@ -45,6 +45,7 @@ var layer = map[string]int{
 // import (an SDK's types must not leak into other packages' APIs).
 var confined = map[string][]string{
 	"github.com/spf13/cobra":                 {"internal/cli"},
+	"github.com/spf13/pflag":                 {"internal/cli"},
 	"github.com/anthropics/anthropic-sdk-go": {"provider/anthropic"},
 	"github.com/openai/openai-go":            {"provider/openai"},
 	"github.com/modelcontextprotocol/go-sdk": {"mcpclient", "gateway"},

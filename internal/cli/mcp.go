@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolshelf/toolshelf/mcpclient"
+	"github.com/toolshelf/toolshelf/tool"
+)
+
+func newMCPCmd(e *env) *cobra.Command {
+	var file string
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Check the MCP servers of an mcp.json",
+		Long: `mcp connects to the servers of --mcp (default: ./.toolshelf/mcp.json, then
+$XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and reports.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.PersistentFlags().StringVar(&file, "mcp", "", "MCP servers file (mcpServers format)")
+	cmd.PersistentFlags().DurationVar(&wait, "wait", 30*time.Second, "how long to wait for servers to connect")
+	connect := func() (*mcpclient.Manager, *tool.Registry, error) {
+		cfg, err := loadMCPConfig(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		reg := tool.NewRegistry()
+		m := mcpclient.NewManager(cfg, reg, tool.NewNamer(), mcpclient.Options{
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ClientName: "toolshelf", ClientVersion: version()})
+		m.Start(e.ctx)
+		ctx, cancel := context.WithTimeout(e.ctx, wait)
+		defer cancel()
+		_ = m.WaitFor(ctx, "tool_search") // tool_search waits for every server
+		return m, reg, nil
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the servers: state, exposure and tool count",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, _, err := connect()
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			writeServers(e.stdout, m.Servers())
+			return nil
+		},
+	}
+	tools := &cobra.Command{
+		Use:   "tools SERVER",
+		Short: "List a server's tools with their model-facing names",
+		Args:  exactlyOne("tools needs a server name; toolshelf mcp list shows them"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, reg, err := connect()
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			found := false
+			for _, s := range m.Servers() {
+				if s.Name == args[0] {
+					found = true
+					if s.Err != nil {
+						return fmt.Errorf("server %s is %s: %v", s.Name, s.State, s.Err)
+					}
+				}
+			}
+			if !found {
+				return usagef("no server %q in the MCP configuration; toolshelf mcp list shows them", args[0])
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			for _, t := range reg.Tools() {
+				if t.Origin.Server == args[0] && t.Exposure != tool.Hidden {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Exposure, oneLine(t.Description, 100))
+				}
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.AddCommand(list, tools)
+	return cmd
+}
+
+// writeServers prints server statuses as a table.
+func writeServers(w io.Writer, servers []mcpclient.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tEXPOSURE\tTOOLS\tERROR")
+	for _, s := range servers {
+		msg := ""
+		if s.Err != nil {
+			msg = oneLine(s.Err.Error(), 120)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Exposure, s.Tools, msg)
+	}
+	tw.Flush()
+}

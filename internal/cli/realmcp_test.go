@@ -1,0 +1,119 @@
+//go:build unix
+
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolshelf/toolshelf/llm"
+)
+
+// realServers writes an mcp.json for the real MCP servers that
+// .ci/mcp-servers installs from npm (filesystem on dir, memory with its
+// file in dir, everything), all deferred. Without them the test is skipped,
+// except under CI, where they are required.
+func realServers(t *testing.T, dir string) string {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join("..", "..", ".ci", "mcp", "node_modules", ".bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"mcp-server-filesystem", "mcp-server-memory", "mcp-server-everything"} {
+		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("the real MCP servers are required under CI: %v (run bash .ci/mcp-servers)", err)
+			}
+			t.Skipf("the real MCP servers are not installed (run bash .ci/mcp-servers): %v", err)
+		}
+	}
+	cfg := map[string]any{"mcpServers": map[string]any{
+		"filesystem": map[string]any{"command": filepath.Join(bin, "mcp-server-filesystem"), "args": []string{dir},
+			"description": "Read and write the files of one folder"},
+		"memory": map[string]any{"command": filepath.Join(bin, "mcp-server-memory"),
+			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+		"everything": map[string]any{"command": filepath.Join(bin, "mcp-server-everything")},
+	}}
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRealServersSearchLoadCall drives the agent, answered by the
+// emulator's Scout, against the real servers: each prompt is searched,
+// the load declared before the next request, and the loaded tool called
+// for a real result.
+func TestRealServersSearchLoadCall(t *testing.T) {
+	dir := t.TempDir()
+	mcp := realServers(t, dir)
+	sessions := t.TempDir()
+	for _, c := range []struct {
+		prompt, tool, result string
+	}{
+		{"list the allowed directories", "mcp__filesystem__list_allowed_directories", dir},
+		{"read the knowledge graph", "mcp__memory__read_graph", `"entities"`},
+		{"echo back the message", "mcp__everything__echo", "Echo: "},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", sessions, "--json", c.prompt)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			evs := parseEvents(t, out)
+			declared, called := -1, -1
+			var result *llm.Message
+			for i, e := range evs {
+				switch {
+				case e.Type == "message" && e.Message.Role == llm.RoleSystem && declared < 0 &&
+					slices.ContainsFunc(e.Message.ToolsAdded, func(d llm.Tool) bool { return d.Name == c.tool }):
+					declared = i
+				case e.Type == "message" && e.Message.Role == llm.RoleAssistant && called < 0 &&
+					slices.ContainsFunc(e.Message.ToolCalls(), func(tc llm.ToolCall) bool { return tc.Name == c.tool }):
+					called = i
+				case e.Type == "tool_end" && e.Call.Name == c.tool:
+					result = e.Message
+				}
+			}
+			if declared < 0 || called < 0 || declared > called || evs[declared].Turn != evs[called].Turn {
+				t.Fatalf("%s: declared at %d, called at %d\n%s", c.tool, declared, called, out)
+			}
+			if result == nil || result.IsError || !strings.Contains(llm.ContentText(result.Content, "\n"), c.result) {
+				t.Errorf("%s's result: %+v, want it to contain %q", c.tool, result, c.result)
+			}
+		})
+	}
+}
+
+// TestRealServersMCPCommands lists the real servers and one server's tools.
+func TestRealServersMCPCommands(t *testing.T) {
+	dir := t.TempDir()
+	mcp := realServers(t, dir)
+	code, out, errOut := run(t, "mcp", "list", "--mcp", mcp)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"everything", "filesystem", "memory"} {
+		if !regexp.MustCompile(`(?m)^` + name + ` +connected +deferred +[1-9][0-9]* *$`).MatchString(out) {
+			t.Errorf("mcp list has no connected line for %s:\n%s", name, out)
+		}
+	}
+	code, out, errOut = run(t, "mcp", "tools", "--mcp", mcp, "filesystem")
+	if code != 0 || !strings.Contains(out, "mcp__filesystem__read_text_file ") || !strings.Contains(out, "mcp__filesystem__list_allowed_directories ") {
+		t.Errorf("mcp tools filesystem: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = run(t, "mcp", "tools", "--mcp", mcp, "nosuch")
+	if code != 2 || !strings.Contains(errOut, `no server "nosuch"`) {
+		t.Errorf("mcp tools nosuch: exit %d: %s", code, errOut)
+	}
+}

@@ -1,0 +1,498 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/emulator"
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/mcpclient"
+	"github.com/toolshelf/toolshelf/provider"
+	"github.com/toolshelf/toolshelf/search"
+	"github.com/toolshelf/toolshelf/session"
+	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
+	"github.com/toolshelf/toolshelf/transcript"
+)
+
+// DefaultSystemPrompt is the agent's system prompt unless --system says
+// otherwise.
+const DefaultSystemPrompt = "You are toolshelf, a command-line agent. Do what the user asks with the tools you have; when a tool you need is not loaded, find it with tool_search. Answer briefly."
+
+// agentFlags are the flags of run and chat.
+type agentFlags struct {
+	caps                       capabilityFlags
+	providerName, model        string
+	baseURL, mcpFile, tools    string
+	system, sessionDir, resume string
+	fork, noSession, asJSON    bool
+	verbose                    bool
+	maxTurns, maxTokens        int
+	firstWait                  time.Duration
+}
+
+func (f *agentFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	f.caps.register(cmd)
+	fl.StringVar(&f.providerName, "provider", "", "anthropic, openai (Responses), openai-chat (Chat Completions) or emulator (offline); default: anthropic with ANTHROPIC_API_KEY, else openai with OPENAI_API_KEY, else emulator")
+	fl.StringVar(&f.model, "model", "", "model id (default: claude-opus-5-5 for anthropic and emulator, gpt-5.6-sol for openai; required for openai-chat)")
+	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL (an OpenAI-compatible server for openai-chat, a proxy, the emulator)")
+	fl.StringVar(&f.mcpFile, "mcp", "", "MCP servers file in the mcpServers format (default: ./.toolshelf/mcp.json, then $XDG_CONFIG_HOME/toolshelf/mcp.json)")
+	fl.StringVar(&f.tools, "tools", "", "adjust the active tools: +pattern activates, -pattern deactivates, comma-separated (e.g. +tool_search,-mcp__github__*)")
+	fl.StringVar(&f.system, "system", DefaultSystemPrompt, "system prompt of a new session")
+	fl.StringVar(&f.sessionDir, "session-dir", "", "session directory (default: the XDG data directory)")
+	fl.StringVar(&f.resume, "resume", "", "continue a saved session: an id, a unique prefix, a path or last")
+	fl.BoolVar(&f.fork, "fork", false, "with --resume: continue in a copy, leaving the original unchanged")
+	fl.BoolVar(&f.noSession, "no-session", false, "do not save the conversation")
+	fl.BoolVar(&f.asJSON, "json", false, "print agent events as JSON Lines on stdout instead of text")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log MCP connections and servers' standard error to stderr (by default only problems)")
+	fl.IntVar(&f.maxTurns, "max-turns", 50, "requests per prompt at most")
+	fl.IntVar(&f.maxTokens, "max-tokens", 0, "output tokens per answer at most (default: the provider's)")
+	fl.DurationVar(&f.firstWait, "mcp-wait", 10*time.Second, "how long the first prompt waits for MCP servers whose tools are declared up front")
+}
+
+// agentRun is a configured agent with what it needs to run and close.
+type agentRun struct {
+	e       *env
+	flags   *agentFlags
+	agent   *agent.Agent
+	reg     *tool.Registry
+	mcp     *mcpclient.Manager
+	session *session.Session
+	closers []func()
+	waited  bool
+	out     *eventWriter
+}
+
+// close releases everything in reverse order.
+func (r *agentRun) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+// setupAgent builds the provider, the shelf, the MCP servers, the session
+// and the agent.
+func setupAgent(e *env, f *agentFlags) (*agentRun, error) {
+	r := &agentRun{e: e, flags: f, out: &eventWriter{w: e.stdout, errw: e.stderr, asJSON: f.asJSON}}
+	ok := false
+	defer func() {
+		if !ok {
+			r.close()
+		}
+	}()
+	model, err := r.model()
+	if err != nil {
+		return nil, err
+	}
+	// The shelf: tool_search (activated when a server defers its tools
+	// or --tools asks) and the MCP servers' tools.
+	r.reg = tool.NewRegistry()
+	ranker, err := search.NewBM25F(nil)
+	if err != nil {
+		return nil, err
+	}
+	searcher := toolsearch.New(r.reg, ranker)
+	if err := r.reg.Register(searcher.Tool()); err != nil {
+		return nil, err
+	}
+	cfg, err := loadMCPConfig(f.mcpFile)
+	if err != nil {
+		return nil, err
+	}
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	r.mcp = mcpclient.NewManager(cfg, r.reg, tool.NewNamer(), mcpclient.Options{Logger: logger, ClientName: "toolshelf", ClientVersion: version()})
+	r.closers = append(r.closers, func() { _ = r.mcp.Close() })
+	r.mcp.Start(e.ctx)
+	// The session: resumed, forked or new.
+	var msgs []llm.Message
+	if !f.noSession {
+		if r.session, err = openSession(f); err != nil {
+			return nil, err
+		}
+		r.closers = append(r.closers, func() { _ = r.session.Close() })
+		msgs = r.session.Messages()
+	} else if f.resume != "" {
+		return nil, usagef("--resume and --no-session cannot be used together")
+	}
+	if len(msgs) > 0 {
+		// Tools the transcript declared stay declared: those whose server
+		// has not registered them yet wait as pending names.
+		var names []string
+		for _, t := range transcript.CurrentTools(msgs) {
+			names = append(names, t.Name)
+		}
+		r.reg.Restore(names...)
+	}
+	// tool_search is declared whenever a server keeps tools on the shelf
+	// (added to a resumed session's set if a server was configured since).
+	if r.mcp.NeedsSearch() {
+		r.reg.Activate(toolsearch.Name)
+	}
+	acfg := agent.Config{
+		Model: model, Tools: r.reg, Messages: msgs, SystemPrompt: f.system,
+		Sections: llm.Sections{r.mcp.Section()}, MaxTurns: f.maxTurns, MaxTokens: f.maxTokens,
+		// A call waits, within the turn's context, for the servers it
+		// needs: tool_search for every server still connecting, an MCP
+		// tool (a resumed session's, say) for its own.
+		Await: r.mcp.WaitFor,
+	}
+	if r.session != nil {
+		acfg.Recorder = agent.RecorderFunc(func(m llm.Message) error {
+			_, err := r.session.Append(m)
+			return err
+		})
+	}
+	if r.agent, err = agent.New(acfg); err != nil {
+		return nil, err
+	}
+	ok = true
+	return r, nil
+}
+
+// model builds the provider adapter the flags choose.
+func (r *agentRun) model() (llm.Model, error) {
+	f := r.flags
+	name := f.providerName
+	if name == "" {
+		switch {
+		case os.Getenv("ANTHROPIC_API_KEY") != "":
+			name = "anthropic"
+		case os.Getenv("OPENAI_API_KEY") != "":
+			name = "openai"
+		default:
+			name = "emulator"
+			fmt.Fprintln(r.e.stderr, "toolshelf: no ANTHROPIC_API_KEY or OPENAI_API_KEY: answering with the built-in emulator (--provider emulator)")
+		}
+	}
+	cfg := adapterConfig{model: f.model, baseURL: f.baseURL, maxTokens: f.maxTokens}
+	switch name {
+	case "anthropic":
+		cfg.api, cfg.apiKey = provider.AnthropicMessages, os.Getenv("ANTHROPIC_API_KEY")
+		if cfg.model == "" {
+			cfg.model = "claude-opus-5-5"
+		}
+	case "openai":
+		cfg.api, cfg.apiKey = provider.OpenAIResponses, os.Getenv("OPENAI_API_KEY")
+		if cfg.model == "" {
+			cfg.model = "gpt-5.6-sol"
+		}
+	case "openai-chat":
+		cfg.api, cfg.apiKey = provider.OpenAIChat, os.Getenv("OPENAI_API_KEY")
+		if cfg.model == "" {
+			return nil, usagef("--provider openai-chat needs --model (the id the server knows, e.g. llama3.3)")
+		}
+		if cfg.apiKey == "" {
+			cfg.apiKey = "none" // local servers ignore it; the SDK wants one
+		}
+	case "emulator":
+		if cfg.model == "" {
+			cfg.model = "claude-opus-5-5"
+		}
+		cfg.api = guessAPI(cfg.model)
+		url, stop, err := startEmulator()
+		if err != nil {
+			return nil, err
+		}
+		r.closers = append(r.closers, stop)
+		cfg.baseURL, cfg.apiKey = url, "emulator"
+		if cfg.api != provider.AnthropicMessages {
+			cfg.baseURL += "/v1"
+		}
+	default:
+		return nil, usagef("unknown --provider %q: use anthropic, openai, openai-chat or emulator", name)
+	}
+	if cfg.apiKey == "" {
+		return nil, fmt.Errorf("--provider %s needs an API key: set %s", name, map[string]string{
+			"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}[name])
+	}
+	caps, err := r.flags.caps.lookup(cfg.api, cfg.model)
+	if err != nil {
+		return nil, err
+	}
+	cfg.caps = caps
+	return newAdapter(cfg)
+}
+
+// startEmulator serves an in-process emulator whose Scout responder plays
+// a model that searches, calls what it found and reports the result.
+func startEmulator() (url string, stop func(), err error) {
+	srv, err := emulator.New(emulator.Config{Responder: emulator.Scout{}})
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = hs.Shutdown(ctx)
+	}, nil
+}
+
+// loadMCPConfig reads the MCP servers file: --mcp, else
+// ./.toolshelf/mcp.json, else $XDG_CONFIG_HOME/toolshelf/mcp.json; none is
+// an empty configuration.
+func loadMCPConfig(path string) (*mcpclient.Config, error) {
+	if path != "" {
+		return mcpclient.LoadConfig(path)
+	}
+	candidates := []string{filepath.Join(".toolshelf", "mcp.json")}
+	if dir, err := os.UserConfigDir(); err == nil {
+		candidates = append(candidates, filepath.Join(dir, "toolshelf", "mcp.json"))
+	}
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err == nil {
+			return mcpclient.LoadConfig(c)
+		}
+	}
+	return &mcpclient.Config{}, nil
+}
+
+// openSession returns the session the flags choose: resumed (or a fork of
+// it) or new.
+func openSession(f *agentFlags) (*session.Session, error) {
+	resolve := sessionDir(&f.sessionDir)
+	if f.resume == "" {
+		if f.fork {
+			return nil, usagef("--fork needs --resume")
+		}
+		dir, err := resolve()
+		if err != nil {
+			return nil, err
+		}
+		cwd, _ := os.Getwd()
+		return session.Create(dir, &session.Options{Cwd: cwd})
+	}
+	dir, path, err := locate(resolve, f.resume)
+	if err != nil {
+		return nil, err
+	}
+	if f.fork {
+		src, err := session.Open(path, &session.Options{ReadOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		leaf := src.Leaf()
+		src.Close()
+		return session.Fork(path, leaf, dir, nil)
+	}
+	return session.Open(path, nil)
+}
+
+// prompt runs one user prompt to its end.
+func (r *agentRun) prompt(ctx context.Context, text string) error {
+	if !r.waited {
+		r.waited = true
+		if notice := r.mcp.WaitDirect(ctx, r.flags.firstWait); notice != "" {
+			fmt.Fprintln(r.e.stderr, "toolshelf: "+notice)
+		}
+	}
+	if err := applyToolPatterns(r.reg, r.flags.tools); err != nil {
+		return err
+	}
+	r.agent.SetSections(llm.Sections{r.mcp.Section()})
+	var runErr error
+	for ev, err := range r.agent.Run(ctx, llm.UserText(text, time.Now().UnixMilli())) {
+		if err != nil {
+			runErr = err
+			continue
+		}
+		r.out.event(ev)
+	}
+	r.out.endTurn()
+	return runErr
+}
+
+// applyToolPatterns activates (+pattern or pattern) and deactivates
+// (-pattern) registered tools by name; * matches any run of characters.
+func applyToolPatterns(reg *tool.Registry, spec string) error {
+	for _, item := range splitList(spec) {
+		on := true
+		switch item[0] {
+		case '+':
+			item = item[1:]
+		case '-':
+			on, item = false, item[1:]
+		}
+		if item == "" {
+			return usagef("--tools: empty pattern")
+		}
+		var names []string
+		for _, t := range reg.Tools() {
+			if provider.Match(item, t.Name) {
+				names = append(names, t.Name)
+			}
+		}
+		if on {
+			reg.Activate(names...)
+		} else {
+			reg.Deactivate(names...)
+		}
+	}
+	return nil
+}
+
+func newRunCmd(e *env) *cobra.Command {
+	var f agentFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Run the agent on one prompt",
+		Long: `run sends one prompt to the agent and streams the answer: assistant text on stdout, tool
+activity on stderr (or, with --json, every agent event as a JSON line on stdout). The agent's
+tools are the MCP servers of --mcp: deferred servers' tools stay on the shelf and the model loads
+them with tool_search; every change is declared in the transcript before the next request,
+rendered so the provider's prompt cache survives. The conversation is saved as a session unless
+--no-session; --resume continues one. Ctrl-C cancels the turn and leaves the session consistent.
+
+Offline: --provider emulator (the default without API keys) answers with a model stand-in that
+searches, calls the tool it found and reports the result.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
+				return usagef("run needs a prompt, e.g. toolshelf run \"list the allowed directories\"")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := setupAgent(e, &f)
+			if err != nil {
+				return err
+			}
+			defer r.close()
+			err = r.prompt(e.ctx, strings.Join(args, " "))
+			if r.session != nil && !f.asJSON {
+				fmt.Fprintf(e.stderr, "session %s\n", r.session.ID())
+			}
+			if errors.Is(err, context.Canceled) {
+				return errors.New("cancelled; the session keeps everything up to the cancellation")
+			}
+			return err
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// eventWriter prints agent events as text or JSON Lines.
+type eventWriter struct {
+	w, errw io.Writer
+	asJSON  bool
+	midLine bool
+}
+
+func (o *eventWriter) event(ev agent.Event) {
+	if o.asJSON {
+		o.json(ev)
+		return
+	}
+	switch ev.Type {
+	case agent.EventStream:
+		if ev.Stream == nil {
+			return
+		}
+		switch ev.Stream.Type {
+		case llm.EventTextDelta:
+			fmt.Fprint(o.w, ev.Stream.Delta)
+			o.midLine = !strings.HasSuffix(ev.Stream.Delta, "\n")
+		}
+	case agent.EventToolStart:
+		o.endTurn()
+		if ev.Call != nil {
+			fmt.Fprintf(o.errw, "→ %s %s\n", ev.Call.Name, oneLine(string(ev.Call.Arguments), 160))
+		}
+	case agent.EventToolEnd:
+		if ev.Call != nil && ev.Message != nil {
+			mark := "←"
+			if ev.Message.IsError {
+				mark = "✗"
+			}
+			fmt.Fprintf(o.errw, "%s %s: %s\n", mark, ev.Call.Name, oneLine(llm.ContentText(ev.Message.Content, " "), 160))
+		}
+	case agent.EventMessage:
+		if m := ev.Message; m != nil && m.Role == llm.RoleSystem && (len(m.ToolsAdded) > 0 || len(m.ToolsRemoved) > 0) {
+			var parts []string
+			for _, t := range m.ToolsAdded {
+				parts = append(parts, "+"+t.Name)
+			}
+			for _, t := range m.ToolsRemoved {
+				parts = append(parts, "-"+t.Name)
+			}
+			fmt.Fprintf(o.errw, "· declared %s\n", strings.Join(parts, " "))
+		}
+	case agent.EventAgentEnd:
+		if ev.Err != nil && !errors.Is(ev.Err, context.Canceled) {
+			o.endTurn()
+			fmt.Fprintf(o.errw, "toolshelf: %v\n", ev.Err)
+		}
+	}
+}
+
+// endTurn ends a line of streamed text.
+func (o *eventWriter) endTurn() {
+	if o.midLine && !o.asJSON {
+		fmt.Fprintln(o.w)
+		o.midLine = false
+	}
+}
+
+// jsonEvent is an agent event as a JSON line.
+type jsonEvent struct {
+	Type    agent.EventType `json:"type"`
+	Turn    int             `json:"turn"`
+	Stream  llm.EventType   `json:"stream,omitempty"`
+	Delta   string          `json:"delta,omitempty"`
+	Call    *jsonCall       `json:"call,omitempty"`
+	Message *llm.Message    `json:"message,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+type jsonCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+func (o *eventWriter) json(ev agent.Event) {
+	j := jsonEvent{Type: ev.Type, Turn: ev.Turn, Message: ev.Message}
+	if ev.Stream != nil {
+		if ev.Stream.Type != llm.EventTextDelta && ev.Stream.Type != llm.EventThinkingDelta {
+			return // the complete message follows as a message event
+		}
+		j.Stream, j.Delta = ev.Stream.Type, ev.Stream.Delta
+	}
+	if ev.Call != nil {
+		j.Call = &jsonCall{ID: ev.Call.ID, Name: ev.Call.Name}
+		if json.Valid(ev.Call.Arguments) {
+			j.Call.Arguments = ev.Call.Arguments
+		}
+	}
+	if ev.Err != nil {
+		j.Error = ev.Err.Error()
+	}
+	enc := json.NewEncoder(o.w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(j); err != nil {
+		fmt.Fprintf(o.errw, "toolshelf: event not written: %v\n", err)
+	}
+}

@@ -1,0 +1,298 @@
+//go:build unix
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/mcpclient/mcptest"
+	"github.com/toolshelf/toolshelf/session"
+	"github.com/toolshelf/toolshelf/transcript"
+)
+
+// testMCP writes an mcp.json with the stdio test server as "t" (deferred),
+// its environment extended by env, and returns its path.
+func testMCP(t *testing.T, env map[string]string) string {
+	t.Helper()
+	command, args, e := mcptest.Command(env)
+	cfg := map[string]any{"mcpServers": map[string]any{
+		"t": map[string]any{"command": command, "args": args, "env": e, "description": "The test server"},
+	}}
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// watcher is an output that calls a function once a line containing a
+// marker has been written.
+type watcher struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marker string
+	fn     func()
+}
+
+func (w *watcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.fn != nil && strings.Contains(w.buf.String(), w.marker) {
+		fn := w.fn
+		w.fn = nil
+		go fn()
+	}
+	return len(p), nil
+}
+
+func (w *watcher) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// agentRunOpts is one run of the agent command line.
+type agentRunOpts struct {
+	ctx            context.Context
+	stdout, stderr *watcher
+}
+
+// runAgent runs "toolshelf run" with the emulator and returns the exit
+// status, stdout and stderr.
+func runAgent(t *testing.T, o agentRunOpts, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	if o.ctx == nil {
+		o.ctx = context.Background()
+	}
+	if o.stdout == nil {
+		o.stdout = &watcher{}
+	}
+	if o.stderr == nil {
+		o.stderr = &watcher{}
+	}
+	args = append([]string{"run", "--provider", "emulator"}, args...)
+	code = Main(o.ctx, args, strings.NewReader(""), o.stdout, o.stderr)
+	return code, o.stdout.String(), o.stderr.String()
+}
+
+// jsonLine is the part of a --json event the tests read.
+type jsonLine struct {
+	Type    string       `json:"type"`
+	Turn    int          `json:"turn"`
+	Call    *jsonCall    `json:"call"`
+	Message *llm.Message `json:"message"`
+}
+
+func parseEvents(t *testing.T, out string) []jsonLine {
+	t.Helper()
+	var evs []jsonLine
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev jsonLine
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("not a JSON event: %q: %v", line, err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// checkConsistent opens the only session of dir and checks that every
+// tool call has exactly one result; it returns the messages.
+func checkConsistent(t *testing.T, dir string) []llm.Message {
+	t.Helper()
+	path, err := session.Latest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Open(path, &session.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	msgs := s.Messages()
+	results := map[string]int{}
+	var calls []string
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.RoleAssistant:
+			for _, c := range m.ToolCalls() {
+				calls = append(calls, c.ID)
+			}
+		case llm.RoleToolResult:
+			results[m.ToolCallID]++
+		}
+	}
+	for _, id := range calls {
+		if results[id] != 1 {
+			t.Errorf("call %s has %d results in the session", id, results[id])
+		}
+	}
+	return msgs
+}
+
+// resultOf returns the text of the result of the last call of a tool.
+func resultOf(msgs []llm.Message, name string) (text string, isErr, found bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Role == llm.RoleToolResult && m.ToolName == name {
+			return llm.ContentText(m.Content, "\n"), m.IsError, true
+		}
+	}
+	return "", false, false
+}
+
+// TestRunSearchesLoadsAndCalls: the emulator searches, the load is declared
+// in a system message before the next request, and the loaded tool is
+// called on the MCP server.
+func TestRunSearchesLoadsAndCalls(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, nil), "--session-dir", dir, "--json", "Echo the text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	evs := parseEvents(t, out)
+	at := func(pred func(jsonLine) bool) int { return slices.IndexFunc(evs, pred) }
+	searched := at(func(e jsonLine) bool { return e.Type == "tool_end" && e.Call.Name == "tool_search" })
+	declared := at(func(e jsonLine) bool {
+		return e.Type == "message" && e.Message.Role == llm.RoleSystem &&
+			slices.ContainsFunc(e.Message.ToolsAdded, func(d llm.Tool) bool { return d.Name == "mcp__t__echo" })
+	})
+	called := at(func(e jsonLine) bool {
+		return e.Type == "message" && e.Message.Role == llm.RoleAssistant &&
+			slices.ContainsFunc(e.Message.ToolCalls(), func(c llm.ToolCall) bool { return c.Name == "mcp__t__echo" })
+	})
+	result := at(func(e jsonLine) bool { return e.Type == "tool_end" && e.Call.Name == "mcp__t__echo" })
+	if searched < 0 || declared < 0 || called < 0 || result < 0 || !(searched < declared && declared < called && called < result) {
+		t.Fatalf("events out of order: search %d, declaration %d, call %d, result %d\n%s", searched, declared, called, result, out)
+	}
+	// The declaration opens the request that calls the tool.
+	if evs[declared].Turn != evs[called].Turn || evs[declared].Turn != evs[searched].Turn+1 {
+		t.Errorf("declared in turn %d, called in turn %d, searched in turn %d", evs[declared].Turn, evs[called].Turn, evs[searched].Turn)
+	}
+	if got := llm.ContentText(evs[result].Message.Content, ""); !strings.HasPrefix(got, "echo: ") || evs[result].Message.IsError {
+		t.Errorf("echo's result %q", got)
+	}
+	msgs := checkConsistent(t, dir)
+	if text, _, _ := resultOf(msgs, "mcp__t__echo"); !strings.HasPrefix(text, "echo: ") {
+		t.Errorf("the session holds echo's result %q", text)
+	}
+}
+
+// TestRunTextOutput: text mode streams the answer to stdout and the tool
+// activity to stderr, and names the session.
+func TestRunTextOutput(t *testing.T) {
+	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, nil), "--session-dir", t.TempDir(), "Echo the text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.HasPrefix(out, "mcp__t__echo returned:\necho: ") {
+		t.Errorf("stdout %q", out)
+	}
+	for _, want := range []string{"· declared +tool_search", "→ tool_search ", "· declared +mcp__t__echo", "→ mcp__t__echo ", "← mcp__t__echo: echo:", "session "} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+// TestRunCrashMidCall: a server that exits during a call gives the model an
+// error result; the turn ends, the session keeps every call and result, and
+// the next run's call reconnects.
+func TestRunCrashMidCall(t *testing.T) {
+	dir, mcp := t.TempDir(), testMCP(t, nil)
+	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "Exit during the call")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.HasPrefix(out, "mcp__t__crash failed:") || !strings.Contains(out, "next call reconnects") {
+		t.Errorf("stdout %q", out)
+	}
+	msgs := checkConsistent(t, dir)
+	if text, isErr, _ := resultOf(msgs, "mcp__t__crash"); !isErr || !strings.Contains(text, "next call reconnects") {
+		t.Errorf("crash result %q (error %v)", text, isErr)
+	}
+	code, out, errOut = runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "--resume", "last", "Return the process id")
+	if code != 0 || !strings.HasPrefix(out, "mcp__t__pid returned:") {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, errOut)
+	}
+	msgs = checkConsistent(t, dir)
+	if text, isErr, _ := resultOf(msgs, "mcp__t__pid"); isErr || text == "" {
+		t.Errorf("pid result %q (error %v)", text, isErr)
+	}
+}
+
+// TestRunCancelDuringCall: cancelling (Ctrl-C) while a tool hangs ends the
+// run at once with the call answered as cancelled; the session stays
+// consistent and can be resumed.
+func TestRunCancelDuringCall(t *testing.T) {
+	dir, mcp := t.TempDir(), testMCP(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &watcher{marker: "→ mcp__t__hang", fn: cancel}
+	code, _, errOut := runAgent(t, agentRunOpts{ctx: ctx, stderr: stderr}, "--mcp", mcp, "--session-dir", dir, "Never answer")
+	if code != 1 || !strings.Contains(errOut, "cancelled; the session keeps everything") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	msgs := checkConsistent(t, dir)
+	if text, isErr, found := resultOf(msgs, "mcp__t__hang"); !found || !isErr || !strings.Contains(text, "cancelled") {
+		t.Errorf("hang result %q (error %v, found %v)", text, isErr, found)
+	}
+	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "--resume", "last", "Echo the text")
+	if code != 0 || !strings.HasPrefix(out, "mcp__t__echo returned:") {
+		t.Fatalf("resume after cancel: exit %d, stdout %q: %s", code, out, errOut)
+	}
+	checkConsistent(t, dir)
+}
+
+// TestRunResumeWhileServerConnects: a resumed session declares the tools
+// search loaded before, without removing or re-adding them, although their
+// server only finishes starting after the session has opened.
+func TestRunResumeWhileServerConnects(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, nil), "--session-dir", dir, "Echo the text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	before := checkConsistent(t, dir)
+	declared := transcript.CurrentTools(before)
+	if !slices.ContainsFunc(declared, func(d llm.Tool) bool { return d.Name == "mcp__t__echo" }) {
+		t.Fatalf("the first run did not load echo: %v", declared)
+	}
+
+	// The server of the resumed run waits at a gate, opened once the
+	// resumed run's first request has been answered with a search.
+	path, release := mcptest.Gate(t)
+	stdout := &watcher{marker: `"type":"tool_start"`, fn: release}
+	code, out, errOut := runAgent(t, agentRunOpts{stdout: stdout}, "--mcp", testMCP(t, map[string]string{mcptest.FIFOEnv: path}),
+		"--session-dir", dir, "--resume", "last", "--json", "Echo the text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	after := checkConsistent(t, dir)
+	for _, m := range after[len(before):] {
+		for _, r := range m.ToolsRemoved {
+			t.Errorf("the resumed run removed %s", r.Name)
+		}
+		for _, a := range m.ToolsAdded {
+			if slices.ContainsFunc(declared, func(d llm.Tool) bool { return d.Name == a.Name }) {
+				t.Errorf("the resumed run declared %s again", a.Name)
+			}
+		}
+	}
+	if text, isErr, _ := resultOf(after[len(before):], "mcp__t__echo"); isErr || !strings.HasPrefix(text, "echo: ") {
+		t.Errorf("echo after the resume: %q (error %v)\n%s", text, isErr, out)
+	}
+}
