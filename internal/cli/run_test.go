@@ -296,3 +296,39 @@ func TestRunResumeWhileServerConnects(t *testing.T) {
 		t.Errorf("echo after the resume: %q (error %v)\n%s", text, isErr, out)
 	}
 }
+
+// TestChatRunsEachLineInOneSession: chat reads prompts line by line (no
+// terminal here), runs each in the same session, and answers its slash
+// commands.
+func TestChatRunsEachLineInOneSession(t *testing.T) {
+	dir := t.TempDir()
+	in := strings.NewReader("Echo the text\n/tools\n/servers\n/bogus\n\nReturn the process id\n")
+	var out, errOut bytes.Buffer
+	code := Main(context.Background(), []string{"chat", "--provider", "emulator", "--mcp", testMCP(t, nil), "--session-dir", dir}, in, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{
+		"mcp__t__echo returned:\necho: \n",
+		"tool_search\nmcp__t__echo\n",
+		"SERVER  STATE      EXPOSURE  TOOLS  ERROR\nt       connected  deferred  10     \n",
+		"mcp__t__pid returned:\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(errOut.String(), "unknown command; /tools, /servers, /session or /exit") {
+		t.Errorf("stderr: %s", errOut.String())
+	}
+	msgs := checkConsistent(t, dir)
+	var users []string
+	for _, m := range msgs {
+		if m.Role == llm.RoleUser {
+			users = append(users, llm.ContentText(m.Content, ""))
+		}
+	}
+	if !slices.Equal(users, []string{"Echo the text", "Return the process id"}) {
+		t.Errorf("the session's prompts: %q", users)
+	}
+}
