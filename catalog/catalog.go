@@ -112,7 +112,7 @@ func Parse(file string, data []byte) (*Server, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return fileErr("invalid JSON: %s", describeJSONError(data, err))
+		return fileErr("invalid JSON: %s", DescribeJSONError(data, err))
 	}
 	str := func(key string) (string, error) { return stringField(top, key) }
 	s := &Server{File: file}
@@ -280,8 +280,9 @@ func withObjectDefaults(s json.RawMessage) (json.RawMessage, error) {
 	return out, nil
 }
 
-// describeJSONError adds the line and column to a syntax error.
-func describeJSONError(data []byte, err error) string {
+// DescribeJSONError returns err's message, with the line and column of a
+// syntax error in data put in front of it.
+func DescribeJSONError(data []byte, err error) string {
 	var syn *json.SyntaxError
 	if !errors.As(err, &syn) {
 		return err.Error()

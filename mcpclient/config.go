@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolshelf/toolshelf/catalog"
 	"github.com/toolshelf/toolshelf/tool"
 )
 
@@ -101,7 +102,7 @@ func (s ServerConfig) ExposureFor(name string) tool.Exposure {
 		}
 	}
 	for _, te := range s.ToolExposure {
-		if strings.Contains(te.Pattern, "*") && matchPattern(te.Pattern, name) {
+		if strings.Contains(te.Pattern, "*") && tool.MatchPattern(te.Pattern, name) {
 			return te.Exposure
 		}
 	}
@@ -138,29 +139,6 @@ func (s ServerConfig) hasExposure(want ...tool.Exposure) bool {
 		}
 	}
 	return false
-}
-
-// matchPattern reports whether name matches pattern, in which * matches any
-// run of characters (the empty one included) and everything else matches
-// itself.
-func matchPattern(pattern, name string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == name
-	}
-	if !strings.HasPrefix(name, parts[0]) {
-		return false
-	}
-	name = name[len(parts[0]):]
-	last := parts[len(parts)-1]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(name, p)
-		if i < 0 {
-			return false
-		}
-		name = name[i+len(p):]
-	}
-	return strings.HasSuffix(name, last)
 }
 
 // ConfigError is one problem with an mcp.json file: where it is, what is
@@ -304,7 +282,7 @@ func (p *parser) parse(data []byte) []ServerConfig {
 	}
 	keys, values, err := objectEntries(data)
 	if err != nil {
-		p.fail("", "invalid JSON: "+describeJSONError(data, err), "fix the syntax")
+		p.fail("", "invalid JSON: "+catalog.DescribeJSONError(data, err), "fix the syntax")
 		return nil
 	}
 	var servers json.RawMessage
@@ -687,17 +665,4 @@ func jsonKind(v json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
-}
-
-// describeJSONError adds the line and column to a syntax error.
-func describeJSONError(data []byte, err error) string {
-	var syn *json.SyntaxError
-	if !errors.As(err, &syn) {
-		return err.Error()
-	}
-	off := min(max(syn.Offset-1, 0), int64(len(data)))
-	before := data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(off) - bytes.LastIndexByte(before, '\n')
-	return fmt.Sprintf("line %d column %d: %v", line, col, err)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/tool"
 )
 
 // API names a provider wire format.
@@ -155,24 +156,7 @@ func (r *Rule) apply(c *Capabilities) {
 // any run of characters (slashes included) and everything else matches
 // itself, ignoring case.
 func Match(pattern, model string) bool {
-	pattern, model = strings.ToLower(pattern), strings.ToLower(model)
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == model
-	}
-	if !strings.HasPrefix(model, parts[0]) {
-		return false
-	}
-	model = model[len(parts[0]):]
-	last := parts[len(parts)-1]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(model, p)
-		if i < 0 {
-			return false
-		}
-		model = model[i+len(p):]
-	}
-	return strings.HasSuffix(model, last)
+	return tool.MatchPattern(strings.ToLower(pattern), strings.ToLower(model))
 }
 
 // Table is an ordered list of rules: every rule that matches applies, in

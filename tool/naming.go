@@ -118,3 +118,26 @@ func (n *Namer) hashedLocked(plain string, key Origin) string {
 		}
 	}
 }
+
+// MatchPattern reports whether name matches pattern, in which * matches any
+// run of characters (the empty one included) and everything else matches
+// itself, case included.
+func MatchPattern(pattern, name string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == name
+	}
+	if !strings.HasPrefix(name, parts[0]) {
+		return false
+	}
+	name = name[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(name, p)
+		if i < 0 {
+			return false
+		}
+		name = name[i+len(p):]
+	}
+	return strings.HasSuffix(name, last)
+}

@@ -392,3 +392,26 @@ func TestNamerConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestMatchPattern(t *testing.T) {
+	for _, c := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"read_file", "read_file", true},
+		{"read_file", "Read_file", false},
+		{"read_*", "read_file", true},
+		{"read_*", "read_", true},
+		{"*_file", "read_file", true},
+		{"*", "", true},
+		{"a*b*c", "abc", true},
+		{"a*b*c", "axxbyyc", true},
+		{"a*b*c", "acb", false},
+		{"a*a", "a", false},
+		{"mcp__github__*", "mcp__gitlab__x", false},
+	} {
+		if got := tool.MatchPattern(c.pattern, c.name); got != c.want {
+			t.Errorf("MatchPattern(%q, %q) = %v, want %v", c.pattern, c.name, got, c.want)
+		}
+	}
+}

@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,22 +31,13 @@ func realServers(t *testing.T, dir string) string {
 			t.Skipf("the real MCP servers are not installed (run bash .ci/mcp-servers): %v", err)
 		}
 	}
-	cfg := map[string]any{"mcpServers": map[string]any{
+	return writeMCPConfig(t, map[string]any{
 		"filesystem": map[string]any{"command": filepath.Join(bin, "mcp-server-filesystem"), "args": []string{dir},
 			"description": "Read and write the files of one folder"},
 		"memory": map[string]any{"command": filepath.Join(bin, "mcp-server-memory"),
 			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
 		"everything": map[string]any{"command": filepath.Join(bin, "mcp-server-everything")},
-	}}
-	data, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "mcp.json")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	})
 }
 
 // TestRealServersSearchLoadCall drives the agent, answered by the

@@ -24,10 +24,15 @@ import (
 func testMCP(t *testing.T, env map[string]string) string {
 	t.Helper()
 	command, args, e := mcptest.Command(env)
-	cfg := map[string]any{"mcpServers": map[string]any{
+	return writeMCPConfig(t, map[string]any{
 		"t": map[string]any{"command": command, "args": args, "env": e, "description": "The test server"},
-	}}
-	data, err := json.Marshal(cfg)
+	})
+}
+
+// writeMCPConfig writes an mcp.json with the servers and returns its path.
+func writeMCPConfig(t *testing.T, servers map[string]any) string {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"mcpServers": servers})
 	if err != nil {
 		t.Fatal(err)
 	}
