@@ -29,6 +29,7 @@ var layer = map[string]int{
 	"session":            4,
 	"catalog":            4,
 	"toolsearch":         4,
+	"selection":          4,
 	"provider":           4,
 	"tool":               5,
 	"search":             5,
