@@ -43,6 +43,12 @@ type Config struct {
 	// when Messages is not empty.
 	SystemPrompt string
 	Sections     llm.Sections
+	// HeadTools, when set, chooses which active tools a new transcript's
+	// head declares; the others are declared by a system update appended
+	// right after the head. Conversations that start with different tools
+	// (a two-phase selection's) then share their head, and the provider's
+	// cache serves it across conversations.
+	HeadTools func(llm.Tool) bool
 	// Recorder, when set, receives every appended message.
 	Recorder Recorder
 	// Await, when set, runs before each call is looked up and may wait, as

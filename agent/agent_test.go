@@ -445,3 +445,32 @@ func TestEventsCarryTheirTurn(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+// TestHeadToolsKeepsTheHeadShared: with HeadTools, tools outside it are
+// declared by an update after the head, before the prompt, so two
+// conversations with different tools send the same head.
+func TestHeadToolsKeepsTheHeadShared(t *testing.T) {
+	var heads []string
+	for _, extra := range []string{"b", "c"} {
+		reg := tool.NewRegistry()
+		reg.Register(echo("a"), echo(extra))
+		model := llmtest.New(llmtest.Say("done"))
+		a := newAgent(t, model, reg, agent.Config{SystemPrompt: "base",
+			HeadTools: func(d llm.Tool) bool { return d.Name == "a" }})
+		if _, err := runAll(t, a, llm.UserText("go", 1)); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"system+[a]", "system+[" + extra + "]", "user", "assistant:stop"}
+		if diff := cmp.Diff(want, roles(a.Messages())); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+		if got := toolNames(transcript.CurrentTools(model.Requests()[0].Messages)); !cmp.Equal(got, []string{"a", extra}) {
+			t.Errorf("the request declares %v", got)
+		}
+		head, _ := json.Marshal(a.Messages()[0])
+		heads = append(heads, string(head))
+	}
+	if heads[0] != heads[1] {
+		t.Errorf("the heads differ:\n%s\n%s", heads[0], heads[1])
+	}
+}

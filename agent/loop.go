@@ -47,7 +47,15 @@ func (r *runner) loop(prompts []llm.Message) error {
 	r.emit(Event{Type: EventAgentStart})
 	pending := slices.Clone(prompts)
 	if head, ok := r.headForNewTranscript(); ok {
-		pending = append([]llm.Message{head}, pending...)
+		if a.cfg.HeadTools != nil {
+			// The head is written as chosen; Declare adds the other
+			// tools in an update after it.
+			if err := r.appendEmitted(head); err != nil {
+				return err
+			}
+		} else {
+			pending = append([]llm.Message{head}, pending...)
+		}
 	}
 	for turn := 0; ; turn++ {
 		if a.cfg.MaxTurns > 0 && turn >= a.cfg.MaxTurns {
@@ -104,7 +112,11 @@ func (r *runner) headForNewTranscript() (llm.Message, bool) {
 	if !empty {
 		return llm.Message{}, false
 	}
-	head, ok := transcript.NewHead(a.cfg.SystemPrompt, a.cfg.Sections, a.executable())
+	tools := a.executable()
+	if a.cfg.HeadTools != nil {
+		tools = slices.DeleteFunc(tools, func(t llm.Tool) bool { return !a.cfg.HeadTools(t) })
+	}
+	head, ok := transcript.NewHead(a.cfg.SystemPrompt, a.cfg.Sections, tools)
 	if ok {
 		a.mu.Lock()
 		if a.desired == nil && len(a.cfg.Sections) > 0 {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/toolshelf/toolshelf/emulator"
+	"github.com/toolshelf/toolshelf/selection"
 	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
@@ -19,6 +22,10 @@ const callTool = emulator.CallTool
 // described it); otherwise it calls tool_search with the step's queries in
 // order; when none has loaded the tool it gives the step up and goes on.
 // A final text answer ends the task.
+//
+// It answers selection requests (package selection) with the task's own
+// tools, or their groups, in order: the select strategies' figures measure
+// what two-phase selection costs in tokens, not how well a model selects.
 //
 // It is stateless: every decision is replayed from the request's own
 // history, so it answers the same way whatever the adapter did before.
@@ -52,6 +59,9 @@ func (o *oracle) Respond(_ context.Context, ex *emulator.Exchange) (*emulator.Re
 	if p == nil {
 		return nil, fmt.Errorf("the oracle has no task for this API key")
 	}
+	if reply := p.selection(ex.Turns); reply != nil {
+		return reply, nil
+	}
 	declared, bridged := emulator.DeclaredTools(ex)
 	k, searches := p.progress(ex.Turns)
 	for ; k < len(p.names); k, searches = k+1, 0 {
@@ -70,6 +80,34 @@ func (o *oracle) Respond(_ context.Context, ex *emulator.Exchange) (*emulator.Re
 		}
 	}
 	return &emulator.Reply{Text: "Done: I went through every step of the request."}, nil
+}
+
+// selection answers a selection request: the last user message starts
+// with selection's request line. Groups are the steps' tools' namespaces
+// (mcp__<server>).
+func (p *plan) selection(turns []emulator.Turn) *emulator.Reply {
+	last := ""
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Role == "user" {
+			last = turns[i].Text
+			break
+		}
+	}
+	var names []string
+	switch {
+	case strings.HasPrefix(last, selection.GroupRequest):
+		for _, n := range p.names {
+			if i := strings.Index(strings.TrimPrefix(n, "mcp__"), "__"); i >= 0 {
+				names = append(names, n[:len("mcp__")+i])
+			}
+		}
+	case strings.HasPrefix(last, selection.ToolRequest):
+		names = slices.Clone(p.names)
+	default:
+		return nil
+	}
+	slices.Sort(names)
+	return &emulator.Reply{Text: strings.Join(slices.Compact(names), ", ")}
 }
 
 // progress replays the history: the step the task is at and how many of

@@ -47,14 +47,17 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 // WriteMarkdown writes the totals as a Markdown table.
 func (rep *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(w, "# toolshelf bench: profile %s\n\n%s; %d tasks; search loads %s.\n\n", rep.Profile, rep.Description, rep.Tasks, rep.Load)
-	fmt.Fprintln(w, "| strategy | class | model | tasks | requests | input tokens | tool-definition tokens | of full | cache read | cache write | uncached | preservation | misses | removals | loaded / needed | overhead | failed steps |")
-	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| strategy | class | model | tasks | requests | input tokens | tool-definition tokens | of full | per request (multi-step) | cache read | cache write | uncached | preservation | misses | removals | loaded / needed | overhead | failed steps | selection requests | selection input |")
+	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rep.Runs {
 		tasks, tool, share := rep.cells(r, " (projected)")
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d | %s | %s | %d | %d | %d | %.3f | %d | %d | %d / %d | %.1f | %d |\n",
-			r.Strategy, r.Class, r.Model, tasks, r.Total.Requests, r.Total.Input, tool, share, r.Total.CacheRead,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d | %s | %s | %s | %d | %d | %d | %.3f | %d | %d | %d / %d | %.1f | %d | %d | %d |\n",
+			r.Strategy, r.Class, r.Model, tasks, r.Total.Requests, r.Total.Input, tool, share, perRequest(r), r.Total.CacheRead,
 			r.Total.CacheWrite, r.Total.Uncached, r.Preservation(), r.Total.Misses, r.Total.Removals,
-			r.Total.Loaded, r.Total.Needed, r.Overhead(), r.Total.Failed)
+			r.Total.Loaded, r.Total.Needed, r.Overhead(), r.Total.Failed, r.Total.SelectRequests, r.Total.SelectInput)
+	}
+	if note := rep.selectNote(); note != "" {
+		fmt.Fprintf(w, "\n%s\n", note)
 	}
 	_, err := fmt.Fprintf(w, "\n`%s`\n", rep.Summary())
 	return err

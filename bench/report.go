@@ -55,6 +55,13 @@ type TaskResult struct {
 	Needed       int `json:"needed"`
 	NeededTokens int `json:"neededTokens"`
 
+	// SelectRequests counts the selection requests (select strategies),
+	// with their input tokens (cache reads included) and cache reads;
+	// they are not part of Requests or Input.
+	SelectRequests  int `json:"selectRequests,omitempty"`
+	SelectInput     int `json:"selectInput,omitempty"`
+	SelectCacheRead int `json:"selectCacheRead,omitempty"`
+
 	// PerRequest lists each request's figures, in order.
 	PerRequest []RequestFigures `json:"perRequest,omitempty"`
 }
@@ -145,6 +152,9 @@ func (t *TaskResult) add(u TaskResult) {
 	t.LoadedTokens += u.LoadedTokens
 	t.Needed += u.Needed
 	t.NeededTokens += u.NeededTokens
+	t.SelectRequests += u.SelectRequests
+	t.SelectInput += u.SelectInput
+	t.SelectCacheRead += u.SelectCacheRead
 }
 
 // Preservation is cache reads over what an ideal cache could have served;
@@ -163,6 +173,23 @@ func (r *RunResult) Overhead() float64 {
 		return 0
 	}
 	return float64(r.Total.LoadedTokens) / float64(r.Total.NeededTokens)
+}
+
+// MultiStepToolTokens is the mean tool-definition tokens per request over
+// the tasks with more than one step that ran; ok is false when there are
+// none.
+func (r *RunResult) MultiStepToolTokens() (perRequest float64, ok bool) {
+	tokens, requests := 0, 0
+	for _, t := range r.Tasks {
+		if t.Skipped == "" && t.Steps > 1 {
+			tokens += t.ToolTokens
+			requests += t.Requests
+		}
+	}
+	if requests == 0 {
+		return 0, false
+	}
+	return float64(tokens) / float64(requests), true
 }
 
 // toolTokens returns the run's tool-definition tokens and whether they
@@ -220,13 +247,14 @@ func (rep *Report) cells(r *RunResult, projectedMark string) (tasks, tool, share
 func (rep *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "profile %s: %s; %d tasks; search loads %s\n\n", rep.Profile, rep.Description, rep.Tasks, rep.Load)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "strategy\tclass\ttasks\trequests\tinput\ttool tokens\tof full\tcache read\tcache write\tuncached\tpreservation\tmisses\tremovals\tloaded/needed\toverhead\tfailed steps\t")
+	fmt.Fprintln(tw, "strategy\tclass\ttasks\trequests\tinput\ttool tokens\tof full\tper request\tcache read\tcache write\tuncached\tpreservation\tmisses\tremovals\tloaded/needed\toverhead\tfailed steps\tsel. requests\tsel. input\t")
 	for _, r := range rep.Runs {
 		tasks, toolCol, shareCol := rep.cells(r, "*")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%.3f\t%d\t%d\t%d/%d\t%.1f\t%d\t\n",
-			r.Strategy, r.Class, tasks, r.Total.Requests, r.Total.Input, toolCol, shareCol,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%.3f\t%d\t%d\t%d/%d\t%.1f\t%d\t%d\t%d\t\n",
+			r.Strategy, r.Class, tasks, r.Total.Requests, r.Total.Input, toolCol, shareCol, perRequest(r),
 			r.Total.CacheRead, r.Total.CacheWrite, r.Total.Uncached, r.Preservation(), r.Total.Misses,
-			r.Total.Removals, r.Total.Loaded, r.Total.Needed, r.Overhead(), r.Total.Failed)
+			r.Total.Removals, r.Total.Loaded, r.Total.Needed, r.Overhead(), r.Total.Failed,
+			r.Total.SelectRequests, r.Total.SelectInput)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -240,8 +268,34 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	if skipped := rep.skipped(); skipped > 0 {
 		fmt.Fprintf(w, "\n%d tasks skipped: their tools are not in the profile.\n", skipped)
 	}
+	if note := rep.selectNote(); note != "" {
+		fmt.Fprintf(w, "\n%s\n", note)
+	}
 	_, err := fmt.Fprintf(w, "\n%s\n", rep.Summary())
 	return err
+}
+
+// perRequest is a run's tool tokens per request on multi-step tasks, as
+// a cell.
+func perRequest(r *RunResult) string {
+	v, ok := r.MultiStepToolTokens()
+	if !ok {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// selectNote explains the select strategies' figures when they ran.
+func (rep *Report) selectNote() string {
+	for _, r := range rep.Runs {
+		if r.Strategy.selects() {
+			return "select, select+lock: the oracle answers each selection request with the task's own tools (or their groups), " +
+				"so these figures measure what two-phase selection costs in tokens, not how well a model selects. Selection " +
+				"requests are counted apart (sel. requests, sel. input) and not in requests or input. \"per request\" is the " +
+				"tool-definition tokens per request over the multi-step tasks."
+		}
+	}
+	return ""
 }
 
 func (rep *Report) skipped() int {
@@ -292,6 +346,24 @@ func (rep *Report) Summary() string {
 			return r.Preservation()
 		}()))
 	}
-	return fmt.Sprintf("search/full tool-tokens=%s overhead=%s preservation(changes)=%s preservation(bridge)=%s failed-steps=%s",
+	line := fmt.Sprintf("search/full tool-tokens=%s overhead=%s preservation(changes)=%s preservation(bridge)=%s failed-steps=%s",
 		na(shareOK, fmt.Sprintf("%.1f%%", 100*share)), overhead, pres(llm.ToolsChanges), pres(llm.ToolsBridge), failed)
+	if lock := rep.Run(SelectLock, llm.ToolsChanges); lock != nil {
+		lockPR, _ := lock.MultiStepToolTokens()
+		searchPR := "n/a"
+		if s := rep.Run(Search, llm.ToolsChanges); s != nil {
+			if v, ok := s.MultiStepToolTokens(); ok {
+				searchPR = fmt.Sprintf("%.0f", v)
+			}
+		}
+		lockPres := func(c llm.ToolSupport) string {
+			if r := rep.Run(SelectLock, c); r != nil {
+				return fmt.Sprintf("%.3f", r.Preservation())
+			}
+			return "n/a"
+		}
+		line += fmt.Sprintf(" | multi-step tool-tokens/request(changes): search=%s select+lock=%.0f; select+lock preservation(changes)=%s preservation(bridge)=%s",
+			searchPR, lockPR, lockPres(llm.ToolsChanges), lockPres(llm.ToolsBridge))
+	}
+	return line
 }

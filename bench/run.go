@@ -23,6 +23,7 @@ import (
 	"github.com/toolshelf/toolshelf/provider/anthropic"
 	"github.com/toolshelf/toolshelf/provider/openai"
 	"github.com/toolshelf/toolshelf/search"
+	"github.com/toolshelf/toolshelf/selection"
 	"github.com/toolshelf/toolshelf/tokens"
 	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/toolsearch"
@@ -38,10 +39,20 @@ const (
 	// Search keeps tools deferred and lets the model load them with
 	// tool_search.
 	Search Strategy = "search"
+	// Select is two-phase selection before every request: a selection
+	// request (the catalog and the task) chooses the tools, which are
+	// declared before the next request.
+	Select Strategy = "select"
+	// SelectLock selects once per task and keeps the set for the task's
+	// turns (the task-level lock).
+	SelectLock Strategy = "select+lock"
 )
 
 // Strategies lists the strategies in report order.
-var Strategies = []Strategy{Full, Search}
+var Strategies = []Strategy{Full, Search, Select, SelectLock}
+
+// selects reports whether a strategy uses two-phase selection.
+func (s Strategy) selects() bool { return s == Select || s == SelectLock }
 
 // Classes lists the tool classes the benchmark runs, in report order.
 var Classes = []llm.ToolSupport{llm.ToolsChanges, llm.ToolsAdditions, llm.ToolsNone, llm.ToolsBridge}
@@ -262,14 +273,19 @@ type runner struct {
 	class    llm.ToolSupport
 	tick     func()
 
-	reg     *tool.Registry
-	initial []string
-	names   map[[2]string]string // (server, tool) → model-facing name
+	reg      *tool.Registry
+	initial  []string
+	names    map[[2]string]string // (server, tool) → model-facing name
+	selModel llm.Model            // answers selection requests (select strategies)
 }
 
 func (r *runner) key() string {
 	return fmt.Sprintf("bench-%s-%s-%s", r.cfg.Profile.Name, r.strategy, r.class)
 }
+
+// selectKey is the API key of the run's selection requests, so their
+// records are told apart from the task's own requests.
+func (r *runner) selectKey() string { return r.key() + "-selection" }
 
 // setup builds the registry of the run.
 func (r *runner) setup() error {
@@ -289,7 +305,7 @@ func (r *runner) setup() error {
 			r.names[[2]string{t.Origin.Server, t.Origin.Tool}] = t.Name
 		}
 	}
-	if r.strategy == Search {
+	if r.strategy == Search || r.strategy.selects() {
 		ranker, err := search.New(r.cfg.Ranker, nil)
 		if err != nil {
 			return err
@@ -298,7 +314,8 @@ func (r *runner) setup() error {
 		s.SetLoadPolicy(r.cfg.Load)
 		s.Sync()
 		ts := s.Tool()
-		ts.StartInactive = false
+		// Selection declares tool_search only as its fallback.
+		ts.StartInactive = r.strategy.selects()
 		if err := r.reg.Register(ts); err != nil {
 			return err
 		}
@@ -307,7 +324,8 @@ func (r *runner) setup() error {
 	return nil
 }
 
-func (r *runner) model() (llm.Model, error) {
+// model returns the class's adapter, authenticating with key.
+func (r *runner) model(key string) (llm.Model, error) {
 	t, err := targetFor(r.class)
 	if err != nil {
 		return nil, err
@@ -315,11 +333,11 @@ func (r *runner) model() (llm.Model, error) {
 	noRetries := 0
 	switch t.api {
 	case provider.AnthropicMessages:
-		return anthropic.New(anthropic.Config{APIKey: r.key(), BaseURL: r.baseURL, Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
+		return anthropic.New(anthropic.Config{APIKey: key, BaseURL: r.baseURL, Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
 	case provider.OpenAIResponses:
-		return openai.NewResponses(openai.Config{APIKey: r.key(), BaseURL: r.baseURL + "/v1", Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
+		return openai.NewResponses(openai.Config{APIKey: key, BaseURL: r.baseURL + "/v1", Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
 	default:
-		return openai.NewChat(openai.Config{APIKey: r.key(), BaseURL: r.baseURL + "/v1", Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
+		return openai.NewChat(openai.Config{APIKey: key, BaseURL: r.baseURL + "/v1", Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
 	}
 }
 
@@ -327,9 +345,14 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
-	model, err := r.model()
+	model, err := r.model(r.key())
 	if err != nil {
 		return nil, err
+	}
+	if r.strategy.selects() {
+		if r.selModel, err = r.model(r.selectKey()); err != nil {
+			return nil, err
+		}
 	}
 	t, _ := targetFor(r.class)
 	res := &RunResult{Strategy: r.strategy, Class: r.class, API: t.api, Model: t.model}
@@ -363,6 +386,27 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 	r.reg.SetActive(r.initial...)
 	r.oracle.set(r.key(), p)
 	acfg := agent.Config{Model: model, Tools: r.reg, SystemPrompt: SystemPrompt, MaxTurns: 4*len(task.Steps) + 4}
+	if r.strategy.selects() {
+		// The selected tools are declared after a head every task
+		// shares, so the head stays cached across tasks.
+		acfg.HeadTools = func(t llm.Tool) bool { return slices.Contains(r.initial, t.Name) }
+		r.oracle.set(r.selectKey(), p)
+		sel, err := r.selectTools(ctx, task, nil)
+		if err != nil {
+			return tr, err
+		}
+		if r.strategy == Select {
+			acfg.Sequential = true // one re-selection at a time
+			// Without the lock, every later request is preceded by a
+			// selection: after each call, select again and declare
+			// what changed.
+			acfg.AfterToolCall = []agent.AfterHook{func(ctx context.Context, _ *agent.Call, _ *tool.Result) {
+				if _, err := r.selectTools(ctx, task, sel); err != nil && ctx.Err() == nil {
+					tr.Error = err.Error()
+				}
+			}}
+		}
+	}
 	if r.cfg.Evict && r.strategy == Search {
 		acfg.AfterToolCall = []agent.AfterHook{func(_ context.Context, c *agent.Call, _ *tool.Result) {
 			if slices.Contains(p.names, c.Name) {
@@ -391,6 +435,13 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 	}
 	records := r.rec.take(r.key())
 	r.measure(&tr, p, a.Messages(), records)
+	if r.strategy.selects() {
+		for _, rec := range r.rec.take(r.selectKey()) {
+			tr.SelectRequests++
+			tr.SelectInput += rec.Input
+			tr.SelectCacheRead += rec.CacheRead
+		}
+	}
 	if runErr != nil {
 		tr.Error = runErr.Error()
 		for _, rec := range records {
@@ -409,6 +460,33 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 		}
 	}
 	return tr, nil
+}
+
+// selectTools runs a selection for the task (continuing sel's
+// conversation when it is not nil) and makes the registry's active set the
+// initial tools plus the selected ones (and tool_search when the selection
+// fell back to it).
+func (r *runner) selectTools(ctx context.Context, task Task, sel *selection.Selector) (*selection.Selector, error) {
+	if sel == nil {
+		t, _ := targetFor(r.class)
+		var err error
+		sel, err = selection.New(selection.Config{Model: r.selModel, ModelID: t.model, Tools: r.reg, SystemPrompt: SystemPrompt,
+			Fallbacks: []selection.Fallback{selection.FallbackSearch}})
+		if err != nil {
+			return nil, err
+		}
+	}
+	res, err := sel.Select(ctx, task.Prompt)
+	if err != nil {
+		return sel, err
+	}
+	active := slices.Clone(r.initial)
+	active = append(active, res.Names...)
+	if res.Search {
+		active = append(active, toolsearch.Name)
+	}
+	r.reg.SetActive(active...)
+	return sel, nil
 }
 
 func safeName(s string) string {

@@ -44,11 +44,31 @@ func TestRunMeetsTheClaims(t *testing.T) {
 			t.Errorf("%s/%s: preservation %.4f, want 1", r.Strategy, r.Class, r.Preservation())
 		}
 	}
+	for _, c := range Classes {
+		sel, lock, search := rep.Run(Select, c), rep.Run(SelectLock, c), rep.Run(Search, c)
+		// The team profile has more than 30 tools: groups, then tools.
+		if lock.Total.SelectRequests != 2*lock.Ran || lock.Total.Failed != 0 {
+			t.Errorf("select+lock/%s: %d selection requests for %d tasks, %d failed steps", c, lock.Total.SelectRequests, lock.Ran, lock.Total.Failed)
+		}
+		if sel.Total.SelectRequests <= lock.Total.SelectRequests || sel.Total.SelectInput <= lock.Total.SelectInput {
+			t.Errorf("select/%s: %d selection requests, %d tokens; the lock's %d, %d", c, sel.Total.SelectRequests, sel.Total.SelectInput,
+				lock.Total.SelectRequests, lock.Total.SelectInput)
+		}
+		lockPR, ok1 := lock.MultiStepToolTokens()
+		searchPR, ok2 := search.MultiStepToolTokens()
+		if !ok1 || !ok2 || lockPR >= searchPR {
+			t.Errorf("%s: multi-step tool tokens per request: select+lock %.0f, search %.0f", c, lockPR, searchPR)
+		}
+		if lock.Total.Loaded != lock.Total.Needed {
+			t.Errorf("select+lock/%s: loaded %d, needed %d", c, lock.Total.Loaded, lock.Total.Needed)
+		}
+	}
 	if none := rep.Run(Search, llm.ToolsNone); none.Total.Misses == 0 {
 		t.Error("search/none rewrites its head at every load, yet no miss was counted")
 	}
 	last := rep.Summary()
-	if !strings.HasPrefix(last, "search/full tool-tokens=") || !strings.Contains(last, "preservation(changes)=1.000 preservation(bridge)=1.000") {
+	if !strings.HasPrefix(last, "search/full tool-tokens=") || !strings.Contains(last, "preservation(changes)=1.000 preservation(bridge)=1.000") ||
+		!strings.Contains(last, "select+lock preservation(changes)=1.000 preservation(bridge)=1.000") {
 		t.Errorf("summary %q", last)
 	}
 }

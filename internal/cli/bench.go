@@ -32,13 +32,18 @@ uncached tokens, prefix preservation (cache reads ÷ what an ideal cache could h
 misses, removals, tools loaded against tools needed (overhead factor) and failed steps.
 
 Strategies: full (every tool of the profile declared up front), search (deferred, loaded with
-tool_search). Classes: changes (Anthropic claude-opus-5-5), additions (OpenAI Responses
+tool_search), select (two-phase: a selection request with the catalog before every request) and
+select+lock (one selection per task, kept for its turns); the oracle answers selection requests
+with the task's own tools, so the select figures measure token cost, not selection accuracy.
+Classes: changes (Anthropic claude-opus-5-5), additions (OpenAI Responses
 gpt-5.6-sol), none and bridge (Chat Completions, llama-3.3-70b).
 
 Profiles: corpus (all 53 built-in servers, ~438k tokens of definitions: more than any context
 window, so full does not fit) and team (11 servers, ~99k tokens). Without --profile both run,
 corpus first. The last line summarises the last profile:
-  search/full tool-tokens=<x>% overhead=<x> preservation(changes)=<x> preservation(bridge)=<x> failed-steps=<n>`,
+  search/full tool-tokens=<x>% overhead=<x> preservation(changes)=<x> preservation(bridge)=<x> failed-steps=<n>
+followed, when select+lock ran, by the multi-step tool tokens per request of search and select+lock
+and select+lock's preservation on changes and bridge.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict}
@@ -118,7 +123,7 @@ corpus first. The last line summarises the last profile:
 	f.StringVar(&tasksFile, "tasks", "", "task suite (JSON Lines, DESIGN §5), e.g. ../shared/eval/dev-tasks.jsonl (default: the embedded suite)")
 	f.StringVar(&profiles, "profile", "", "profiles to run, comma-separated: corpus, team (default: both)")
 	f.StringVar(&servers, "servers", "", "a custom profile: built-in catalog servers, comma-separated")
-	f.StringVar(&strategies, "strategies", "", "strategies to run, comma-separated: full, search (default: both)")
+	f.StringVar(&strategies, "strategies", "", "strategies to run, comma-separated: full, search, select, select+lock (default: all)")
 	f.StringVar(&classes, "classes", "", "classes to run, comma-separated: changes, additions, none, bridge (default: all)")
 	f.IntVar(&load, "load", bench.DefaultLoad.Max, "ranked matches a search loads at most (0: every match up to the limit, as the reference)")
 	f.Float64Var(&cutoff, "cutoff", bench.DefaultLoad.Relative, "load a ranked match only when its score is at least this fraction of the best (0: no cut-off)")
