@@ -140,6 +140,10 @@ type Entry struct {
 	// replayed system messages), nil when there were none.
 	SystemMessage *llm.Message
 
+	// Data is the "data" payload of an entry of another type, such as an
+	// application's own records (see [Session.AppendData]).
+	Data json.RawMessage
+
 	// Raw is the entry's JSON as stored in the file, without the newline
 	// and surrounding white space. It is how entries of unknown types are
 	// written back.
@@ -147,14 +151,15 @@ type Entry struct {
 }
 
 type entryJSON struct {
-	Type          EntryType    `json:"type"`
-	ID            string       `json:"id"`
-	ParentID      *string      `json:"parentId"`
-	Timestamp     string       `json:"timestamp"`
-	Message       *llm.Message `json:"message,omitempty"`
-	Summary       *string      `json:"summary,omitempty"`
-	FirstKeptID   *string      `json:"firstKeptId,omitempty"`
-	SystemMessage *llm.Message `json:"systemMessage,omitempty"`
+	Type          EntryType       `json:"type"`
+	ID            string          `json:"id"`
+	ParentID      *string         `json:"parentId"`
+	Timestamp     string          `json:"timestamp"`
+	Message       *llm.Message    `json:"message,omitempty"`
+	Summary       *string         `json:"summary,omitempty"`
+	FirstKeptID   *string         `json:"firstKeptId,omitempty"`
+	SystemMessage *llm.Message    `json:"systemMessage,omitempty"`
+	Data          json.RawMessage `json:"data,omitempty"`
 }
 
 // MarshalJSON writes the entry as a line of a session file (without the
@@ -175,7 +180,11 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		j.Summary, j.FirstKeptID, j.SystemMessage = &e.Summary, &e.FirstKeptID, e.SystemMessage
 	default:
 		if len(e.Raw) == 0 {
-			return nil, fmt.Errorf("entry %s of unknown type %q without its raw JSON", e.ID, e.Type)
+			if e.Data == nil {
+				return nil, fmt.Errorf("entry %s of unknown type %q without its raw JSON", e.ID, e.Type)
+			}
+			j.Data = e.Data
+			return marshal(j)
 		}
 		return bytes.Clone(e.Raw), nil
 	}
@@ -256,6 +265,10 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		}
 		if out.SystemMessage != nil && out.SystemMessage.Role != llm.RoleSystem {
 			return fmt.Errorf("the compaction's systemMessage has role %q", out.SystemMessage.Role)
+		}
+	default:
+		if raw, ok := fields["data"]; ok {
+			out.Data = bytes.Clone(raw)
 		}
 	}
 	out.Raw = bytes.Clone(bytes.TrimSpace(b))
@@ -362,6 +375,7 @@ func (e Entry) clone() Entry {
 		c.SystemMessage = &m
 	}
 	c.Raw = bytes.Clone(e.Raw)
+	c.Data = bytes.Clone(e.Data)
 	return c
 }
 

@@ -3,6 +3,7 @@ package session
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -230,6 +231,23 @@ func (s *Session) Append(m llm.Message) (Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.appendLocked(Entry{Type: TypeMessage, Message: &m})
+}
+
+// AppendData adds an entry of an application's own type, carrying data
+// (any JSON value) as its "data" field, as a child of the leaf, and makes it
+// the leaf. Readers that do not know the type keep it; the conversation
+// (Messages) skips it. typ must not be one of the package's types.
+func (s *Session) AppendData(typ EntryType, data any) (Entry, error) {
+	if typ == "" || typ == TypeMessage || typ == TypeCompaction || typ == headerType {
+		return Entry{}, fmt.Errorf("appending to session: %q is not an application entry type", typ)
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return Entry{}, fmt.Errorf("appending to session: encoding %s data: %w", typ, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.appendLocked(Entry{Type: typ, Data: raw})
 }
 
 // AppendCompaction adds a compaction entry as a child of the leaf and

@@ -661,3 +661,42 @@ func TestConcurrentAppend(t *testing.T) {
 		t.Errorf("reopened (-want +got):\n%s", diff)
 	}
 }
+
+// TestAppendData: an application's entry is written with its data, kept
+// on reopening, on the branch, and skipped by Messages.
+func TestAppendData(t *testing.T) {
+	s, err := session.Create(t.TempDir(), clock(epoch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(llm.UserText("hi", 1)); err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.AppendData("selection", map[string]any{"names": []string{"a", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Type != "selection" || string(e.Data) != `{"names":["a","b"]}` || e.ParentID == "" {
+		t.Errorf("entry %+v", e)
+	}
+	if _, err := s.AppendData(session.TypeMessage, 1); err == nil {
+		t.Errorf("AppendData accepted the message type")
+	}
+	path := s.Path()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := session.Open(path, &session.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	branch := r.Branch()
+	last := branch[len(branch)-1]
+	if last.Type != "selection" || string(last.Data) != `{"names":["a","b"]}` || last.ID != e.ID {
+		t.Errorf("reopened entry %+v", last)
+	}
+	if got := r.Messages(); len(got) != 1 || got[0].Role != llm.RoleUser {
+		t.Errorf("messages %+v", got)
+	}
+}
