@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/toolshelf/toolshelf/selection"
 )
 
 // Scout plays a model that helps itself, so an agent can be tried end to
@@ -28,6 +31,9 @@ func (Scout) Respond(_ context.Context, ex *Exchange) (*Reply, error) {
 		return &Reply{Text: "There is no request to answer."}, nil
 	}
 	request := ex.Turns[u].Text
+	if reply := scoutSelection(ex.Turns, request); reply != nil {
+		return reply, nil
+	}
 	declared, bridged := DeclaredTools(ex)
 	var calls []Call
 	results := map[string]Turn{}
@@ -84,6 +90,68 @@ func (Scout) Respond(_ context.Context, ex *Exchange) (*Reply, error) {
 		verb = "failed"
 	}
 	return &Reply{Text: fmt.Sprintf("%s %s:\n%s", name, verb, text)}, nil
+}
+
+// scoutStopwords are words too common to choose a tool by.
+var scoutStopwords = map[string]bool{"the": true, "and": true, "for": true, "with": true, "this": true, "that": true,
+	"from": true, "into": true, "all": true, "are": true, "you": true, "tool": true, "tools": true}
+
+// catalogLine is a line of a selection catalog: "name: brief" or
+// "group (N tools): description".
+var catalogLine = regexp.MustCompile(`^([A-Za-z0-9_.-]+)(?: \(\d+ tools\))?: (.+)$`)
+
+// scoutSelection answers a two-phase selection request (package
+// selection): from the catalog lines the conversation shows (groups for a
+// group request, tools for a tool request), the entries whose name and
+// brief share most words with the task, at most three.
+func scoutSelection(turns []Turn, request string) *Reply {
+	group := strings.HasPrefix(request, selection.GroupRequest)
+	if !group && !strings.HasPrefix(request, selection.ToolRequest) {
+		return nil
+	}
+	task := request
+	if i := strings.LastIndex(request, "Task: "); i >= 0 {
+		task = request[i+len("Task: "):]
+	}
+	words := map[string]bool{}
+	for _, w := range splitWords(task) {
+		if len(w) >= 3 && !scoutStopwords[w] {
+			words[w] = true
+		}
+	}
+	type scored struct {
+		name  string
+		score int
+	}
+	var entries []scored
+	seen := map[string]bool{}
+	for _, t := range turns {
+		for _, line := range strings.Split(t.Text, "\n") {
+			m := catalogLine.FindStringSubmatch(strings.TrimSpace(line))
+			if m == nil || m[1] == "Task" || seen[m[1]] || group != strings.Contains(line, " tools): ") {
+				continue
+			}
+			seen[m[1]] = true
+			n := 0
+			for _, w := range splitWords(m[1] + " " + m[2]) {
+				if words[w] {
+					n++
+				}
+			}
+			if n > 0 {
+				entries = append(entries, scored{m[1], n})
+			}
+		}
+	}
+	if len(entries) == 0 {
+		return &Reply{Text: "NONE"}
+	}
+	slices.SortStableFunc(entries, func(a, b scored) int { return b.score - a.score })
+	var names []string
+	for _, e := range entries[:min(3, len(entries))] {
+		names = append(names, e.name)
+	}
+	return &Reply{Text: strings.Join(names, ", ")}
 }
 
 // searchTool is the discovery tool's name.

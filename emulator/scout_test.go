@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolshelf/toolshelf/selection"
 )
 
 func TestScout(t *testing.T) {
@@ -56,5 +58,25 @@ func TestScout(t *testing.T) {
 				t.Errorf("reply %+v, want text %q", r, c.text)
 			}
 		})
+	}
+}
+
+func TestScoutSelects(t *testing.T) {
+	catalog := Turn{Role: "system", Text: "mcp__fs__list_allowed_directories: List the allowed directories\n" +
+		"mcp__fs__read_file: Read a file\nmcp__mem__read_graph: Read the knowledge graph"}
+	groups := Turn{Role: "system", Text: "mcp__fs (2 tools): Read and list files\nmcp__mem (1 tools): A knowledge graph"}
+	for _, c := range []struct {
+		turns []Turn
+		want  string
+	}{
+		{[]Turn{catalog, {Role: "user", Text: selection.ToolRequest + "\n\nTask: list the allowed directories"}}, "mcp__fs__list_allowed_directories"},
+		{[]Turn{catalog, {Role: "user", Text: selection.ToolRequest + "\n\nTask: read the knowledge graph"}}, "mcp__mem__read_graph, mcp__fs__read_file"},
+		{[]Turn{groups, {Role: "user", Text: selection.GroupRequest + "\n\nTask: read the knowledge graph"}}, "mcp__mem, mcp__fs"},
+		{[]Turn{catalog, {Role: "user", Text: selection.ToolRequest + "\n\nTask: book a flight"}}, "NONE"},
+	} {
+		r, err := Scout{}.Respond(context.Background(), &Exchange{Turns: c.turns})
+		if err != nil || r.Text != c.want {
+			t.Errorf("%q: reply %+v, %v; want %q", c.turns[len(c.turns)-1].Text, r, err, c.want)
+		}
 	}
 }
