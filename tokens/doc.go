@@ -7,4 +7,11 @@
 //
 // A Counter memoizes counts by content, because the same tool definitions
 // and conversation prefixes are counted on every request.
+//
+// [Counter.Breakdown] attributes a declaration's tokens to its fields
+// (name, description, parameter descriptions, enums, defaults, examples,
+// the rest of the schema), summing exactly to [Counter.Tool]. A [Log]
+// appends one [Record] per model request (usage, declared and called
+// tools) to a JSON Lines file that [ReadLog] reads back, skipping and
+// reporting lines that are not records.
 package tokens
