@@ -20,6 +20,7 @@ var layer = map[string]int{
 	"internal/cli":       1,
 	"bench":              2,
 	"eval":               3,
+	"lint":               3,
 	"agent":              3,
 	"catalog/builtin":    3,
 	"provider/anthropic": 3,
