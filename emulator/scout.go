@@ -103,7 +103,8 @@ var catalogLine = regexp.MustCompile(`^([A-Za-z0-9_.-]+)(?: \(\d+ tools\))?: (.+
 // scoutSelection answers a two-phase selection request (package
 // selection): from the catalog lines the conversation shows (groups for a
 // group request, tools for a tool request), the entries whose name and
-// brief share most words with the task, at most three.
+// brief share most words with the task (the best-scoring ones, at most
+// three).
 func scoutSelection(turns []Turn, request string) *Reply {
 	group := strings.HasPrefix(request, selection.GroupRequest)
 	if !group && !strings.HasPrefix(request, selection.ToolRequest) {
@@ -149,7 +150,9 @@ func scoutSelection(turns []Turn, request string) *Reply {
 	slices.SortStableFunc(entries, func(a, b scored) int { return b.score - a.score })
 	var names []string
 	for _, e := range entries[:min(3, len(entries))] {
-		names = append(names, e.name)
+		if e.score == entries[0].score {
+			names = append(names, e.name)
+		}
 	}
 	return &Reply{Text: strings.Join(names, ", ")}
 }

@@ -70,8 +70,8 @@ func TestScoutSelects(t *testing.T) {
 		want  string
 	}{
 		{[]Turn{catalog, {Role: "user", Text: selection.ToolRequest + "\n\nTask: list the allowed directories"}}, "mcp__fs__list_allowed_directories"},
-		{[]Turn{catalog, {Role: "user", Text: selection.ToolRequest + "\n\nTask: read the knowledge graph"}}, "mcp__mem__read_graph, mcp__fs__read_file"},
-		{[]Turn{groups, {Role: "user", Text: selection.GroupRequest + "\n\nTask: read the knowledge graph"}}, "mcp__mem, mcp__fs"},
+		{[]Turn{catalog, {Role: "user", Text: selection.ToolRequest + "\n\nTask: read the knowledge graph"}}, "mcp__mem__read_graph"},
+		{[]Turn{groups, {Role: "user", Text: selection.GroupRequest + "\n\nTask: read the knowledge graph"}}, "mcp__mem"},
 		{[]Turn{catalog, {Role: "user", Text: selection.ToolRequest + "\n\nTask: book a flight"}}, "NONE"},
 	} {
 		r, err := Scout{}.Respond(context.Background(), &Exchange{Turns: c.turns})

@@ -28,13 +28,17 @@ Commands: /tools lists the active tools, /servers the MCP servers, /session the 
 			// Interrupts cancel turns here, not the whole command.
 			e2 := *e
 			e2.ctx = context.WithoutCancel(e.ctx)
-			r, err := setupAgent(&e2, &f)
+			read, closeInput := lineReader(e.stdin, e.stdout)
+			defer closeInput()
+			ask := func(_ context.Context, question string) (string, error) {
+				fmt.Fprintln(e.stderr, question)
+				return read("? ")
+			}
+			r, err := setupAgent(&e2, &f, ask)
 			if err != nil {
 				return err
 			}
 			defer r.close()
-			read, closeInput := lineReader(e.stdin, e.stdout)
-			defer closeInput()
 			for {
 				line, err := read("> ")
 				if err != nil {

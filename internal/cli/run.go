@@ -39,9 +39,11 @@ type agentFlags struct {
 	baseURL, mcpFile, tools    string
 	system, sessionDir, resume string
 	fork, noSession, asJSON    bool
-	verbose                    bool
+	verbose, selectTools       bool
+	selectFallback             string
 	maxTurns, maxTokens        int
 	firstWait                  time.Duration
+	metrics                    string
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -58,10 +60,13 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.fork, "fork", false, "with --resume: continue in a copy, leaving the original unchanged")
 	fl.BoolVar(&f.noSession, "no-session", false, "do not save the conversation")
 	fl.BoolVar(&f.asJSON, "json", false, "print agent events as JSON Lines on stdout instead of text")
+	fl.BoolVar(&f.selectTools, "select", false, "two-phase selection: the model first picks the tools a task needs from a short catalog; only those are declared, kept for the task's turns (tool_search only as the fallback)")
+	fl.StringVar(&f.selectFallback, "select-fallback", "", "what --select does when nothing is picked, in order: ask (chat only), groups, search, full (default ask,groups,search)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log MCP connections and servers' standard error to stderr (by default only problems)")
 	fl.IntVar(&f.maxTurns, "max-turns", 50, "requests per prompt at most")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "output tokens per answer at most (default: the provider's)")
 	fl.DurationVar(&f.firstWait, "mcp-wait", 10*time.Second, "how long the first prompt waits for MCP servers whose tools are declared up front")
+	fl.StringVar(&f.metrics, "metrics", "", "append a token record per model request to this JSON Lines file, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl; read it with toolshelf stats)")
 }
 
 // agentRun is a configured agent with what it needs to run and close.
@@ -75,6 +80,11 @@ type agentRun struct {
 	closers []func()
 	waited  bool
 	out     *eventWriter
+	// modelID is the model's id; selection is two-phase selection
+	// (--select), nil without it.
+	modelID   string
+	selection *selectState
+	metrics   metricsRecorder
 }
 
 // close releases everything in reverse order.
@@ -86,7 +96,10 @@ func (r *agentRun) close() {
 
 // setupAgent builds the provider, the shelf, the MCP servers, the session
 // and the agent.
-func setupAgent(e *env, f *agentFlags) (*agentRun, error) {
+//
+// ask, when set, asks the user a question (chat): two-phase selection
+// uses it when nothing fits.
+func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string, error)) (*agentRun, error) {
 	r := &agentRun{e: e, flags: f, out: &eventWriter{w: e.stdout, errw: e.stderr, asJSON: f.asJSON}}
 	ok := false
 	defer func() {
@@ -142,8 +155,13 @@ func setupAgent(e *env, f *agentFlags) (*agentRun, error) {
 		r.reg.Restore(names...)
 	}
 	// tool_search is declared whenever a server keeps tools on the shelf
-	// (added to a resumed session's set if a server was configured since).
-	if r.mcp.NeedsSearch() {
+	// (added to a resumed session's set if a server was configured since);
+	// with --select, only when selection falls back to it.
+	if f.selectTools {
+		if err := r.setupSelection(model, ask); err != nil {
+			return nil, err
+		}
+	} else if r.mcp.NeedsSearch() {
 		r.reg.Activate(toolsearch.Name)
 	}
 	acfg := agent.Config{
@@ -153,6 +171,11 @@ func setupAgent(e *env, f *agentFlags) (*agentRun, error) {
 		// needs: tool_search for every server still connecting, an MCP
 		// tool (a resumed session's, say) for its own.
 		Await: r.mcp.WaitFor,
+	}
+	if f.selectTools {
+		// The head declares no tools: the selection is declared after
+		// it, so sessions share their cached head.
+		acfg.HeadTools = func(llm.Tool) bool { return false }
 	}
 	if r.session != nil {
 		acfg.Recorder = agent.RecorderFunc(func(m llm.Message) error {
@@ -228,6 +251,8 @@ func (r *agentRun) model() (llm.Model, error) {
 		return nil, err
 	}
 	cfg.caps = caps
+	r.modelID = cfg.model
+	r.metrics.api, r.metrics.class = string(cfg.api), string(caps.Tools)
 	return newAdapter(cfg)
 }
 
@@ -309,6 +334,11 @@ func (r *agentRun) prompt(ctx context.Context, text string) error {
 			fmt.Fprintln(r.e.stderr, "toolshelf: "+notice)
 		}
 	}
+	if r.selection != nil {
+		if err := r.selectFor(ctx, text); err != nil {
+			return err
+		}
+	}
 	if err := applyToolPatterns(r.reg, r.flags.tools); err != nil {
 		return err
 	}
@@ -320,6 +350,7 @@ func (r *agentRun) prompt(ctx context.Context, text string) error {
 			continue
 		}
 		r.out.event(ev)
+		r.observeMetrics(ev)
 	}
 	r.out.endTurn()
 	return runErr
@@ -375,7 +406,7 @@ searches, calls the tool it found and reports the result.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := setupAgent(e, &f)
+			r, err := setupAgent(e, &f, nil)
 			if err != nil {
 				return err
 			}
@@ -471,6 +502,15 @@ type jsonCall struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// json0 writes any value as a JSON line.
+func (o *eventWriter) json0(v any) {
+	enc := json.NewEncoder(o.w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(o.errw, "toolshelf: event not written: %v\n", err)
+	}
 }
 
 func (o *eventWriter) json(ev agent.Event) {

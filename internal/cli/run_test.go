@@ -337,3 +337,46 @@ func TestChatRunsEachLineInOneSession(t *testing.T) {
 		t.Errorf("the session's prompts: %q", users)
 	}
 }
+
+// TestRunSelect: with --select the model first picks tools from the
+// catalog; only those are declared, after the head, and the lock is
+// recorded in the session, so a resumed session keeps it until a prompt
+// switches task.
+func TestRunSelect(t *testing.T) {
+	dir, mcp := t.TempDir(), testMCP(t, nil)
+	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "--select", "Echo the text")
+	if code != 0 || !strings.HasPrefix(out, "mcp__t__echo returned:") {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "· selected mcp__t__echo (model, 1 selection requests)") || strings.Contains(errOut, "tool_search") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+	msgs := checkConsistent(t, dir)
+	if len(msgs[0].ToolsAdded) != 0 || len(msgs[1].ToolsAdded) != 1 || msgs[1].ToolsAdded[0].Name != "mcp__t__echo" {
+		t.Errorf("head %+v, then %+v", msgs[0].ToolsAdded, msgs[1].ToolsAdded)
+	}
+	// Resumed: the lock holds for a follow-up, and a switch selects again.
+	code, _, errOut = runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "--select", "--resume", "last", "echo it again")
+	if code != 0 || strings.Contains(errOut, "selected") {
+		t.Errorf("follow-up: exit %d:\n%s", code, errOut)
+	}
+	code, out, errOut = runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "--select", "--resume", "last", "New task: return the process id")
+	if code != 0 || !strings.Contains(errOut, `selecting again: the prompt says "new task"`) || !strings.HasPrefix(out, "mcp__t__pid returned:") {
+		t.Errorf("switch: exit %d, stdout %q:\n%s", code, out, errOut)
+	}
+	path, _ := session.Latest(dir)
+	s, err := session.Open(path, &session.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var locks []string
+	for _, e := range s.Branch() {
+		if e.Type == selectionEntry {
+			locks = append(locks, string(e.Data))
+		}
+	}
+	if len(locks) != 2 || !strings.Contains(locks[1], "mcp__t__pid") {
+		t.Errorf("selection entries: %v", locks)
+	}
+}

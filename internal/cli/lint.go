@@ -1,0 +1,279 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolshelf/toolshelf/catalog"
+	"github.com/toolshelf/toolshelf/catalog/builtin"
+	"github.com/toolshelf/toolshelf/lint"
+)
+
+// lintFailNever is the --fail-on value that never fails.
+const lintFailNever = "never"
+
+func newLintCmd(e *env) *cobra.Command {
+	var (
+		catalogs []string
+		asJSON   bool
+		fix      bool
+		k        int
+		failOn   string
+		disable  []string
+	)
+	cmd := &cobra.Command{
+		Use:   "lint [flags]",
+		Short: "Check tool definitions: size, clarity, names, and whether search finds them",
+		Long: `Lint checks the tools of the catalogs (by default the built-in catalog of 1,564
+real MCP tools) the way a model and tool_search see them: descriptions of at most
+three sentences that start with a verb, parameter schemas without text that tells
+the model nothing, consistent and collision-free names, and whether each tool ranks
+in the top k of the default ranker for a query made from its own name or
+description. docs/authoring-tools.md explains every rule.
+
+Output: the findings grouped by server and tool, then a summary (findings per
+rule, unreachable tools, the tokens --fix would save). --fix prints the slimmed
+parameter schemas instead of the findings: restating parameter descriptions,
+examples and defaults repeated in prose removed, nothing else changed.
+
+The exit status is 1 when a finding at or above --fail-on exists (for CI), 2 for
+a usage error.`,
+		Example: `  toolshelf lint
+  toolshelf lint --catalog ./my-server.json --fail-on error
+  toolshelf lint --catalog ./servers --fix
+  toolshelf lint --json --disable unreachable`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if k <= 0 {
+				return usagef("--k must be a positive rank, got %d", k)
+			}
+			var threshold lint.Severity
+			if failOn != lintFailNever {
+				s, err := lint.ParseSeverity(failOn)
+				if err != nil {
+					return usagef("--fail-on %q: use error, warning, info or never", failOn)
+				}
+				threshold = s
+			}
+			servers, err := loadLintServers(e, catalogs)
+			if err != nil {
+				return err
+			}
+			rep, err := lint.Run(servers, &lint.Options{K: k, Disable: disable})
+			if err != nil {
+				return usageError{err}
+			}
+			switch {
+			case asJSON:
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			case fix:
+				writeLintFixes(e, rep)
+				writeLintSavings(e, rep)
+			default:
+				writeLintFindings(e, rep)
+				writeLintSummary(e, rep)
+			}
+			if threshold == 0 {
+				return nil
+			}
+			if n := lintCountAtLeast(rep, threshold); n > 0 {
+				return fmt.Errorf("lint: %d %s at or above %s (--fail-on %s)", n, lintPlural(n, "finding"), threshold, failOn)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&catalogs, "catalog", nil, "catalog file or folder of *.json files (repeatable; default: the built-in catalog)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole report as JSON (it holds the slimmed schemas too)")
+	cmd.Flags().BoolVar(&fix, "fix", false, "print the slimmed parameter schemas, one per tool that changes, with their tokens before and after")
+	cmd.Flags().IntVar(&k, "k", lint.DefaultK, "rank a tool must reach for a query made from its name or description")
+	cmd.Flags().StringVar(&failOn, "fail-on", lint.Warning.String(), "exit with status 1 when a finding of this severity or worse exists: error, warning, info or never")
+	cmd.Flags().StringArrayVar(&disable, "disable", nil, "rule id not to run (repeatable), e.g. unreachable")
+	return cmd
+}
+
+// loadLintServers reads the given catalog files and folders, or the built-in
+// catalog when there are none. As in loadShelf, an unreadable path is an
+// error, problems inside readable paths are warnings, and a server name
+// loaded twice keeps its first copy.
+func loadLintServers(e *env, paths []string) ([]*catalog.Server, error) {
+	if len(paths) == 0 {
+		return builtin.Servers()
+	}
+	var servers []*catalog.Server
+	var errs []error
+	for _, p := range paths {
+		if _, statErr := os.Stat(p); errors.Is(statErr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--catalog %s: no such file or folder", p)
+		}
+		ss, err := catalog.ReadPath(p)
+		servers = append(servers, ss...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, p := range catalog.Problems(errors.Join(errs...)) {
+		fmt.Fprintf(e.stderr, "toolshelf: warning: %v\n", p)
+	}
+	seen := map[string]string{}
+	kept := servers[:0]
+	tools := 0
+	for _, s := range servers {
+		if first, dup := seen[s.Name]; dup {
+			fmt.Fprintf(e.stderr, "toolshelf: warning: catalog %s: server %q is already loaded from %s; the second copy was skipped\n", s.File, s.Name, first)
+			continue
+		}
+		seen[s.Name] = s.File
+		kept = append(kept, s)
+		tools += len(s.Tools)
+	}
+	if tools == 0 {
+		return nil, fmt.Errorf("no tools loaded from --catalog %s: fix the problems above", strings.Join(paths, ", "))
+	}
+	return kept, nil
+}
+
+// lintCountAtLeast counts the findings at or above a severity.
+func lintCountAtLeast(rep *lint.Report, s lint.Severity) int {
+	n := 0
+	for _, f := range rep.Findings {
+		if f.Severity >= s {
+			n++
+		}
+	}
+	return n
+}
+
+func lintPlural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// writeLintFindings prints the findings grouped by server and tool.
+func writeLintFindings(e *env, rep *lint.Report) {
+	server, tool := "\x00", "\x00"
+	for _, f := range rep.Findings {
+		if f.Server != server {
+			if server != "\x00" {
+				fmt.Fprintln(e.stdout)
+			}
+			fmt.Fprintf(e.stdout, "== %s\n", f.Server)
+			server, tool = f.Server, "\x00"
+		}
+		if f.Tool != tool {
+			name := f.Tool
+			if name == "" {
+				name = "(server)"
+			}
+			fmt.Fprintf(e.stdout, "%s\n", name)
+			tool = f.Tool
+		}
+		where := ""
+		if f.Path != "" {
+			where = " [" + f.Path + "]"
+		}
+		fmt.Fprintf(e.stdout, "  %-7s %s%s: %s\n", f.Severity, f.Rule, where, f.Message)
+		fmt.Fprintf(e.stdout, "          fix: %s\n", f.Fix)
+	}
+	if len(rep.Findings) > 0 {
+		fmt.Fprintln(e.stdout)
+	}
+}
+
+// writeLintSummary prints the counts per rule, the unreachable tools and
+// the savings.
+func writeLintSummary(e *env, rep *lint.Report) {
+	bySev := map[lint.Severity]int{}
+	for _, f := range rep.Findings {
+		bySev[f.Severity]++
+	}
+	fmt.Fprintf(e.stdout, "Summary: %d tools of %d %s, %d %s (%d %s, %d %s, %d info)\n\n",
+		rep.Tools, rep.Servers, lintPlural(rep.Servers, "server"), len(rep.Findings), lintPlural(len(rep.Findings), "finding"),
+		bySev[lint.Error], lintPlural(bySev[lint.Error], "error"), bySev[lint.Warning], lintPlural(bySev[lint.Warning], "warning"), bySev[lint.Info])
+	sev := map[string]lint.Severity{}
+	for _, r := range lint.Rules() {
+		sev[r.ID] = r.Severity
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "rule\tseverity\tfindings")
+	for _, c := range rep.Counts {
+		fmt.Fprintf(tw, "%s\t%s\t%d\n", c.Rule, sev[c.Rule], c.Count)
+	}
+	tw.Flush()
+	switch {
+	case rep.Unreachable == nil: // the rule did not run
+	case len(rep.Unreachable) == 0:
+		fmt.Fprintf(e.stdout, "\nUnreachable: none; every tool ranks in the top %d for a query made from its name or description\n", rep.K)
+	default:
+		fmt.Fprintf(e.stdout, "\nUnreachable: %d %s outside the top %d for every query made from their name and description\n",
+			len(rep.Unreachable), lintPlural(len(rep.Unreachable), "tool"), rep.K)
+		tw = tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		for _, u := range rep.Unreachable {
+			rank := fmt.Sprintf(">%d", lint.SearchDepth)
+			if u.BestRank > 0 {
+				rank = fmt.Sprint(u.BestRank)
+			}
+			fmt.Fprintf(tw, "  %s/%s\tbest rank %s\tfor %q\tbelow %s\n", u.Server, u.Tool, rank, u.BestQuery, strings.Join(lintFirst(u.Outranked, 3), ", "))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(e.stdout)
+	writeLintSavings(e, rep)
+}
+
+// writeLintSavings prints what --fix saves per server and in total.
+func writeLintSavings(e *env, rep *lint.Report) {
+	if len(rep.Savings) > 0 {
+		width := len("server")
+		for _, s := range rep.Savings {
+			width = max(width, len(s.Server))
+		}
+		fmt.Fprintln(e.stdout, "Tokens --fix saves: tools slimmed, and tokens of all the server's declarations")
+		fmt.Fprintf(e.stdout, "%-*s  %6s  %8s  %8s  %6s\n", width, "server", "tools", "before", "after", "saved")
+		for _, s := range rep.Savings {
+			fmt.Fprintf(e.stdout, "%-*s  %6d  %8d  %8d  %6d\n", width, s.Server, s.Tools, s.Before, s.After, s.Before-s.After)
+		}
+	}
+	saved := rep.TokensBefore - rep.TokensAfter
+	pct := 0.0
+	if rep.TokensBefore > 0 {
+		pct = 100 * float64(saved) / float64(rep.TokensBefore)
+	}
+	fmt.Fprintf(e.stdout, "--fix saves %d of %d tokens (%.1f%%) in %d of %d tools\n",
+		saved, rep.TokensBefore, pct, len(rep.Slimmed), rep.Tools)
+}
+
+// writeLintFixes prints each slimmed schema: a line naming the tool, its
+// tokens and the removals, then the schema as one line of JSON.
+func writeLintFixes(e *env, rep *lint.Report) {
+	for _, s := range rep.Slimmed {
+		var removed []string
+		for _, c := range s.Changes {
+			what := c.Removed
+			if c.Path != "" {
+				what = c.Path + ": " + what
+			}
+			removed = append(removed, what)
+		}
+		fmt.Fprintf(e.stdout, "%s/%s: %d -> %d tokens; removed %s\n", s.Server, s.Tool, s.Before, s.After, strings.Join(removed, "; "))
+		fmt.Fprintf(e.stdout, "%s\n\n", s.Schema)
+	}
+}
+
+// lintFirst returns at most n elements of xs.
+func lintFirst(xs []string, n int) []string {
+	return xs[:min(n, len(xs))]
+}

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeLintCatalog writes a catalog file for server name with the given
+// JSON tool objects and returns its path.
+func writeLintCatalog(t *testing.T, name string, tools ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".json")
+	doc := `{"server":"` + name + `","tools":[` + strings.Join(tools, ",") + `]}`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLintBuiltinCatalog(t *testing.T) {
+	code, out, errOut := run(t, "lint")
+	if code != 1 || !strings.Contains(errOut, "at or above warning (--fail-on warning)") {
+		t.Fatalf("exit %d, stderr %q: want 1 for the corpus's warnings", code, errOut)
+	}
+	for _, want := range []string{"== github\n", "  warning ", "          fix: ", "Summary: 1564 tools of 53 servers",
+		"\nrule ", "description-length", "\nUnreachable: ", "best rank", "--fix saves "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if code, _, errOut := run(t, "lint", "--fail-on", "never", "--disable", "unreachable"); code != 0 {
+		t.Errorf("--fail-on never: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := run(t, "lint", "--fail-on", "error", "--disable", "unreachable"); code != 0 {
+		t.Errorf("--fail-on error (the corpus has no errors): exit %d, %s", code, errOut)
+	}
+}
+
+func TestLintJSON(t *testing.T) {
+	code, out, _ := run(t, "lint", "--json", "--fail-on", "never")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var rep struct {
+		Servers, Tools, K int
+		Findings          []struct{ Rule, Severity, Server, Tool, Message, Fix string }
+		Counts            []struct {
+			Rule  string
+			Count int
+		}
+		Unreachable []struct {
+			Server, Tool string
+			BestRank     int `json:"best_rank"`
+		}
+		Slimmed []struct {
+			Schema        json.RawMessage
+			Before, After int
+		}
+		TokensBefore int `json:"tokens_before"`
+		TokensAfter  int `json:"tokens_after"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%.500s", err, out)
+	}
+	if rep.Servers != 53 || rep.Tools != 1564 || rep.K != 5 || len(rep.Findings) == 0 || len(rep.Counts) == 0 ||
+		len(rep.Unreachable) == 0 || len(rep.Slimmed) == 0 || rep.TokensAfter >= rep.TokensBefore {
+		t.Errorf("report: %d servers, %d tools, k %d, %d findings, %d counts, %d unreachable, %d slimmed, %d -> %d tokens",
+			rep.Servers, rep.Tools, rep.K, len(rep.Findings), len(rep.Counts), len(rep.Unreachable), len(rep.Slimmed),
+			rep.TokensBefore, rep.TokensAfter)
+	}
+	if f := rep.Findings[0]; f.Severity == "" || f.Rule == "" || f.Server == "" || f.Message == "" || f.Fix == "" {
+		t.Errorf("first finding %+v", f)
+	}
+}
+
+func TestLintFix(t *testing.T) {
+	path := writeLintCatalog(t, "tracker",
+		`{"name":"list_issues","description":"List the issues of a repository.","inputSchema":{"type":"object","properties":{"owner":{"type":"string","description":"Owner of the issues"},"per_page":{"type":"integer","default":30,"examples":[10],"description":"Results per page. Defaults to 30."}},"required":["owner"]}}`,
+		`{"name":"close_issue","description":"Close an issue.","inputSchema":{"type":"object","properties":{"number":{"type":"integer","description":"The issue's number, as in its URL"}}}}`,
+	)
+	code, out, errOut := run(t, "lint", "--catalog", path, "--fix", "--fail-on", "never")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "tracker/list_issues: ") || !strings.Contains(lines[0], " -> ") {
+		t.Fatalf("first line %q: want the tool and its tokens", lines[0])
+	}
+	want := `{"type":"object","properties":{"owner":{"type":"string"},"per_page":{"type":"integer","default":30,"description":"Results per page."}},"required":["owner"]}`
+	if lines[1] != want {
+		t.Errorf("schema\n got %s\nwant %s", lines[1], want)
+	}
+	if strings.Contains(out, "close_issue:") {
+		t.Errorf("a tool --fix leaves alone is listed:\n%s", out)
+	}
+	if !strings.Contains(out, "--fix saves ") || !strings.Contains(out, "in 1 of 2 tools") {
+		t.Errorf("no total:\n%s", out)
+	}
+}
+
+func TestLintCatalogExitStatus(t *testing.T) {
+	clean := writeLintCatalog(t, "notes",
+		`{"name":"create_note","description":"Create a note in the notebook.","inputSchema":{"type":"object","properties":{"title":{"type":"string"}}}}`,
+		`{"name":"delete_note","description":"Delete a note from the notebook.","inputSchema":{"type":"object","properties":{"id":{"type":"string"}}}}`,
+	)
+	code, out, errOut := run(t, "lint", "--catalog", clean, "--fail-on", "info")
+	if code != 0 || !strings.Contains(out, "Summary: 2 tools of 1 server, 0 findings") {
+		t.Errorf("clean catalog: exit %d, %s\n%s", code, errOut, out)
+	}
+	colliding := writeLintCatalog(t, "files",
+		`{"name":"read-file","description":"Read a file.","inputSchema":{}}`,
+		`{"name":"read_file","description":"Read a text file.","inputSchema":{}}`,
+	)
+	code, out, errOut = run(t, "lint", "--catalog", colliding, "--fail-on", "error")
+	if code != 1 || !strings.Contains(out, "name-collision") || !strings.Contains(errOut, "2 findings at or above error") {
+		t.Errorf("colliding names: exit %d, %s\n%s", code, errOut, out)
+	}
+}
+
+func TestLintUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"lint", "--k", "0"},
+		{"lint", "--fail-on", "fatal"},
+		{"lint", "--disable", "no-such-rule"},
+		{"lint", "extra"},
+	} {
+		if code, _, errOut := run(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2; %s", args, code, errOut)
+		}
+	}
+	if code, _, errOut := run(t, "lint", "--catalog", filepath.Join(t.TempDir(), "missing.json")); code != 1 || !strings.Contains(errOut, "no such file") {
+		t.Errorf("missing catalog: exit %d, %s", code, errOut)
+	}
+}
