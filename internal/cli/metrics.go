@@ -61,6 +61,61 @@ func (r *agentRun) observeMetrics(ev agent.Event) {
 	}
 }
 
+// observeSelection records the selection requests of a two-phase
+// selection as one record (strategy "selection"), so the log counts what
+// selecting costs.
+func (r *agentRun) observeSelection(requests int, u llm.Usage) {
+	m := &r.metrics
+	if requests == 0 || m.off || r.flags.metrics == metricsOff {
+		return
+	}
+	if err := m.open(r); err != nil {
+		m.off = true
+		fmt.Fprintf(r.e.stderr, "toolshelf: warning: metrics not recorded: %v (--metrics FILE writes elsewhere, --metrics off disables them)\n", err)
+		return
+	}
+	rec := tokens.Record{Time: time.Now(), API: m.api, Model: r.modelID, Class: m.class, Strategy: "selection",
+		Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
+	if r.session != nil {
+		rec.Session = r.session.ID()
+	}
+	if err := m.log.Append(rec); err != nil {
+		m.off = true
+		fmt.Fprintf(r.e.stderr, "toolshelf: warning: metrics not recorded: %v (--metrics off disables them)\n", err)
+	}
+}
+
+// toolUses counts each tool's calls in the metrics log, for ordering the
+// selection catalog; nil when there is no log (or it cannot be read).
+func (r *agentRun) toolUses() map[string]int {
+	path := r.flags.metrics
+	if path == metricsOff {
+		return nil
+	}
+	if path == "" {
+		var err error
+		if path, err = defaultMetricsPath(); err != nil {
+			return nil
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	records, _, err := tokens.ReadLog(f)
+	if err != nil {
+		return nil
+	}
+	uses := map[string]int{}
+	for _, rec := range records {
+		for _, c := range rec.Called {
+			uses[c]++
+		}
+	}
+	return uses
+}
+
 // open opens the log the flags name, once.
 func (m *metricsRecorder) open(r *agentRun) error {
 	if m.log != nil {
@@ -98,6 +153,9 @@ func (m *metricsRecorder) record(r *agentRun, answer *llm.Message) tokens.Record
 	}
 	if rec.Model == "" {
 		rec.Model = r.flags.model
+	}
+	if r.selection != nil {
+		rec.Strategy = "select+lock"
 	}
 	if r.session != nil {
 		rec.Session = r.session.ID()

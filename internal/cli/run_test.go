@@ -16,6 +16,7 @@ import (
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/mcpclient/mcptest"
 	"github.com/toolshelf/toolshelf/session"
+	"github.com/toolshelf/toolshelf/tokens"
 	"github.com/toolshelf/toolshelf/transcript"
 )
 
@@ -378,5 +379,38 @@ func TestRunSelect(t *testing.T) {
 	}
 	if len(locks) != 2 || !strings.Contains(locks[1], "mcp__t__pid") {
 		t.Errorf("selection entries: %v", locks)
+	}
+}
+
+// TestRunSelectRecordsMetrics: the selection requests get a record of
+// their own, the agent's requests are marked select+lock, and toolUses
+// counts the calls that order the next selection's catalog. (The prompt
+// is not TestRunSelect's, whose selection the pattern cache keeps.)
+func TestRunSelectRecordsMetrics(t *testing.T) {
+	metrics := filepath.Join(t.TempDir(), "metrics.jsonl")
+	mcp := testMCP(t, nil)
+	code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--no-session", "--select", "--metrics", metrics, "Echo the given text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f, err := os.Open(metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records, bad, err := tokens.ReadLog(f)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("%v %v", bad, err)
+	}
+	var strategies []string
+	for _, r := range records {
+		strategies = append(strategies, r.Strategy)
+	}
+	if !slices.Equal(strategies, []string{"selection", "select+lock", "select+lock"}) || records[0].Input+records[0].CacheWrite+records[0].CacheRead == 0 {
+		t.Errorf("records: %+v", records)
+	}
+	r := &agentRun{flags: &agentFlags{metrics: metrics}}
+	if uses := r.toolUses(); uses["mcp__t__echo"] != 1 {
+		t.Errorf("uses %v", uses)
 	}
 }

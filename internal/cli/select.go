@@ -45,7 +45,9 @@ func (r *agentRun) setupSelection(model llm.Model, ask func(context.Context, str
 			fmt.Fprintf(r.e.stderr, "toolshelf: %v\n", err)
 		}
 	}
+	// The most used tools (by the metrics log) come first in the catalog.
 	sel, err := selection.New(selection.Config{Model: model, ModelID: r.modelID, Tools: r.reg, Fallbacks: fallbacks,
+		Catalog: selection.CatalogOptions{Uses: r.toolUses()},
 		Ask: ask, Cache: st.cache, SystemPrompt: r.flags.system})
 	if err != nil {
 		return err
@@ -84,6 +86,9 @@ func (r *agentRun) selectFor(ctx context.Context, text string) error {
 		return err
 	}
 	res, err := st.sel.Select(ctx, text)
+	if res != nil {
+		r.observeSelection(res.Requests, res.Usage)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
