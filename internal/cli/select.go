@@ -46,9 +46,16 @@ func (r *agentRun) setupSelection(model llm.Model, ask func(context.Context, str
 		}
 	}
 	// The most used tools (by the metrics log) come first in the catalog.
-	sel, err := selection.New(selection.Config{Model: model, ModelID: r.modelID, Tools: r.reg, Fallbacks: fallbacks,
-		Catalog: selection.CatalogOptions{Uses: r.toolUses()},
-		Ask:     ask, Cache: st.cache, SystemPrompt: r.flags.system})
+	sel, err := selection.New(selection.Config{
+		Model:        model,
+		ModelID:      r.modelID,
+		Tools:        r.reg,
+		Catalog:      selection.CatalogOptions{Uses: r.toolUses()},
+		Fallbacks:    fallbacks,
+		Ask:          ask,
+		Cache:        st.cache,
+		SystemPrompt: r.flags.system,
+	})
 	if err != nil {
 		return err
 	}
