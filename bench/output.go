@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/toolshelf/toolshelf/tokens"
 )
 
 // WriteFiles writes report.json, report.md and report.svg into dir,
@@ -90,20 +92,9 @@ func (rep *Report) WriteSVG(w io.Writer) error {
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", x, y, wd, barH, legend[j].color)
 			x += wd
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`+"\n", x+6, y+barH/2+4, compact(r.Total.Input))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`+"\n", x+6, y+barH/2+4, tokens.Short(r.Total.Input))
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// compact writes a token count as 12.3k or 4.5M.
-func compact(n int) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }

@@ -86,3 +86,14 @@ func (c *Counter) count(s string) int {
 // Tool returns the tokens of a tool declaration as providers receive it:
 // its canonical JSON (name, description, parameters).
 func (c *Counter) Tool(t llm.Tool) int { return c.CountBytes(t.Canonical()) }
+
+// Short writes a token count compactly for charts: 950, 12.3k, 4.5M.
+func Short(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}

@@ -2,10 +2,7 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -111,19 +108,11 @@ func loadLintServers(e *env, paths []string) ([]*catalog.Server, error) {
 	if len(paths) == 0 {
 		return builtin.Servers()
 	}
-	var servers []*catalog.Server
-	var errs []error
-	for _, p := range paths {
-		if _, statErr := os.Stat(p); errors.Is(statErr, fs.ErrNotExist) {
-			return nil, fmt.Errorf("--catalog %s: no such file or folder", p)
-		}
-		ss, err := catalog.ReadPath(p)
-		servers = append(servers, ss...)
-		if err != nil {
-			errs = append(errs, err)
-		}
+	servers, problems, err := readCatalogs(paths)
+	if err != nil {
+		return nil, err
 	}
-	for _, p := range catalog.Problems(errors.Join(errs...)) {
+	for _, p := range catalog.Problems(problems) {
 		fmt.Fprintf(e.stderr, "toolshelf: warning: %v\n", p)
 	}
 	seen := map[string]string{}

@@ -24,20 +24,11 @@ func loadShelf(e *env, paths []string) (*tool.Registry, error) {
 	if len(paths) == 0 {
 		err = builtin.Load(reg, namer)
 	} else {
-		var servers []*catalog.Server
-		var errs []error
-		for _, p := range paths {
-			if _, statErr := os.Stat(p); errors.Is(statErr, fs.ErrNotExist) {
-				return nil, fmt.Errorf("--catalog %s: no such file or folder", p)
-			}
-			ss, err := catalog.ReadPath(p)
-			servers = append(servers, ss...)
-			if err != nil {
-				errs = append(errs, err)
-			}
+		servers, problems, readErr := readCatalogs(paths)
+		if readErr != nil {
+			return nil, readErr
 		}
-		errs = append(errs, catalog.Register(reg, namer, tool.Deferred, servers...))
-		err = errors.Join(errs...)
+		err = errors.Join(problems, catalog.Register(reg, namer, tool.Deferred, servers...))
 	}
 	for _, p := range catalog.Problems(err) {
 		fmt.Fprintf(e.stderr, "toolshelf: warning: %v\n", p)
@@ -46,4 +37,22 @@ func loadShelf(e *env, paths []string) (*tool.Registry, error) {
 		return nil, fmt.Errorf("no tools loaded from --catalog %s: fix the problems above", strings.Join(paths, ", "))
 	}
 	return reg, nil
+}
+
+// readCatalogs reads the --catalog files and folders: the servers read and
+// the problems of the files (as catalog.Problems lists them). A path that
+// does not exist is err, and nothing is read.
+func readCatalogs(paths []string) (servers []*catalog.Server, problems, err error) {
+	var errs []error
+	for _, p := range paths {
+		if _, statErr := os.Stat(p); errors.Is(statErr, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("--catalog %s: no such file or folder", p)
+		}
+		ss, err := catalog.ReadPath(p)
+		servers = append(servers, ss...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return servers, errors.Join(errs...), nil
 }

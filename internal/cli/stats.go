@@ -400,7 +400,7 @@ func writeStatsSVG(w io.Writer, st stats) error {
 	}
 	base := top + plotH
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`+"\n", left, base, left+plotW, base)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", left-6, top+4, compactCount(maxIn))
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", left-6, top+4, tokens.Short(maxIn))
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">0</text>`+"\n", left-6, base+4)
 	for i, d := range st.Days {
 		x := float64(left) + float64(i)*slot + (slot-barW)/2
@@ -419,17 +419,6 @@ func writeStatsSVG(w io.Writer, st stats) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// compactCount writes a token count as 12.3k or 4.5M.
-func compactCount(n int) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }
 
 // fieldRow is one field of `stats --fields`.
