@@ -77,6 +77,10 @@ type ServerConfig struct {
 	// Timeout bounds each tool call (default [DefaultTimeout]); a progress
 	// notification from the server restarts it.
 	Timeout time.Duration
+	// Briefs gives tools (by the server's tool name) the one-line summary
+	// two-phase selection shows instead of one derived from the
+	// description.
+	Briefs map[string]string
 	// AlwaysLoad makes the server's tools active from the start, declared
 	// in the head as if direct, while they keep their exposure (and so stay
 	// searchable).
@@ -175,7 +179,7 @@ var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // serverKeys are the keys a server entry may have.
 var serverKeys = []string{
 	"type", "command", "args", "env", "cwd", "url", "headers",
-	"exposure", "toolExposure", "description", "enabled", "timeout", "alwaysLoad",
+	"exposure", "toolExposure", "description", "enabled", "timeout", "alwaysLoad", "briefs",
 }
 
 // ParseConfig decodes one mcp.json file. file names it in messages and in
@@ -185,8 +189,9 @@ var serverKeys = []string{
 // Cursor and Claude Code write it; VS Code's {"servers": {...}} is accepted
 // too. Server entries take the keys command, args, env and cwd (stdio), type
 // ("stdio", "http" or "streamable-http"), url and headers (HTTP), and
-// toolshelf's exposure, toolExposure, description, enabled, timeout (seconds)
-// and alwaysLoad. ${NAME}, ${env:NAME} and ${NAME:-default} are replaced by
+// toolshelf's exposure, toolExposure, description, enabled, timeout (seconds),
+// alwaysLoad and briefs (tool name → the one-line summary two-phase selection
+// shows). ${NAME}, ${env:NAME} and ${NAME:-default} are replaced by
 // environment variables in command, args, env values, cwd, url and header
 // values; a leading ~ in cwd is the home folder.
 //
@@ -421,6 +426,7 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 	s.Description = strings.TrimSpace(str("description", `write a one-line description`))
 	s.Enabled = boolean("enabled", true)
 	s.AlwaysLoad = boolean("alwaysLoad", false)
+	s.Briefs = stringMap("briefs", `write "briefs": {"tool_name": "Create an issue in a repository"}`)
 
 	if v, ok := fields["exposure"]; ok && !isNull(v) {
 		var e string

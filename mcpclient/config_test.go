@@ -92,7 +92,8 @@ func TestParseConfigValid(t *testing.T) {
   "description": "  My tools.  ",
   "enabled": false,
   "timeout": 2.5,
-  "alwaysLoad": true
+  "alwaysLoad": true,
+  "briefs": {"read_file": "Read a file of the project"}
 }, "nulls": {"command": "x", "args": null, "env": null, "exposure": null}}}`,
 			want: []ServerConfig{
 				stdio("nulls", "x"),
@@ -105,6 +106,7 @@ func TestParseConfigValid(t *testing.T) {
 						{Pattern: "*", Exposure: tool.Deferred},
 					},
 					Description: "My tools.", Enabled: false, Timeout: 2500 * time.Millisecond, AlwaysLoad: true,
+					Briefs: map[string]string{"read_file": "Read a file of the project"},
 				},
 			},
 		},
@@ -172,6 +174,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"enabled string", `{"mcpServers": {"s": {"command": "x", "enabled": "yes"}}}`, "s", `"enabled" must be true or false`, `"enabled": true`},
 		{"args string", `{"mcpServers": {"s": {"command": "x", "args": "-y pkg"}}}`, "s", `"args" must be an array of strings`, `"args": [`},
 		{"env numbers", `{"mcpServers": {"s": {"command": "x", "env": {"N": 1}}}}`, "s", `"env" must be an object of strings`, `"env": {`},
+		{"briefs list", `{"mcpServers": {"s": {"command": "x", "briefs": ["Read"]}}}`, "s", `"briefs" must be an object of strings`, `"briefs": {"tool_name"`},
 		{"command number", `{"mcpServers": {"s": {"command": 7}}}`, "s", `"command" must be a string, not a number`, `"command": "npx"`},
 		{"duplicate", `{"mcpServers": {"s": {"command": "x"}, "s": {"command": "y"}}}`, "s", "defined twice", "keep one"},
 		{"collision", `{"mcpServers": {"my-tools": {"command": "x"}, "my_tools": {"command": "y"}}}`, "my_tools",

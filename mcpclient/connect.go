@@ -357,6 +357,7 @@ func (m *Manager) refresh(s *server, c *conn) error {
 	for i := range tools {
 		t := &tools[i]
 		t.Exposure = s.cfg.ExposureFor(t.Origin.Tool)
+		t.Brief = s.cfg.Briefs[t.Origin.Tool]
 		t.Handler = m.handler(s, t.Origin.Tool)
 		t.Annotations = normalizeAnnotations(t.Annotations)
 		listed[t.Origin.Tool] = true

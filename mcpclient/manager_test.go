@@ -155,6 +155,7 @@ func TestExposureMapping(t *testing.T) {
 	}
 	always := memServer("always")
 	always.AlwaysLoad = true
+	always.Briefs = map[string]string{"echo": "Repeat what you are told"}
 	always.ToolExposure = []ToolExposure{{Pattern: "hang", Exposure: tool.Hidden}}
 	f := newFixture(t, direct, mixed, always)
 	useMemServers(f.m, map[string]*mcp.Server{
@@ -189,6 +190,12 @@ func TestExposureMapping(t *testing.T) {
 		if got := f.reg.IsActive(name); got != want {
 			t.Errorf("%s: active %v, want %v", name, got, want)
 		}
+	}
+	if echo, _ := f.reg.Get("mcp__always__echo"); echo.Brief != "Repeat what you are told" {
+		t.Errorf("configured brief: %q", echo.Brief)
+	}
+	if pid, _ := f.reg.Get("mcp__always__pid"); pid.Brief != "" {
+		t.Errorf("unconfigured brief: %q", pid.Brief)
 	}
 	// tool_search is needed: mixed has deferred and codemode tools.
 	if !f.m.NeedsSearch() {

@@ -45,7 +45,8 @@ type Group struct {
 
 // CatalogOptions adjusts a catalog.
 type CatalogOptions struct {
-	// Briefs overrides derived briefs, by tool name.
+	// Briefs overrides the tools' briefs (their Brief, else one derived
+	// from the description), by tool name.
 	Briefs map[string]string
 	// Uses is each tool's measured use; entries are ordered by it, most
 	// used first, and otherwise keep the registry's order.
@@ -78,6 +79,9 @@ func NewCatalog(tools []tool.Tool, opts CatalogOptions) *Catalog {
 	groupDesc := map[string]string{}
 	for _, t := range tools {
 		brief := opts.Briefs[t.Name]
+		if brief == "" {
+			brief = clip(firstSentence(t.Brief), MaxBriefRunes)
+		}
 		if brief == "" {
 			brief = Brief(t.Name, t.Title, t.Description)
 		}

@@ -83,6 +83,11 @@ func TestCatalog(t *testing.T) {
 	if c.Grouped {
 		t.Errorf("6 tools are grouped")
 	}
+	withBrief := slices.Clone(tools)
+	withBrief[0].Brief = "Open an issue. Then more."
+	if got := selection.NewCatalog(withBrief, selection.CatalogOptions{}).Entries[0].Brief; got != "Open an issue" {
+		t.Errorf("a tool's own brief: %q", got)
+	}
 	if got := c.Text([]string{"mcp__github"}); strings.Contains(got, "slack") || strings.Count(got, "\n") != 3 {
 		t.Errorf("Text(github) = %q", got)
 	}

@@ -38,6 +38,10 @@ type Tool struct {
 	// Parameters is the JSON Schema of the tool's arguments, a JSON object.
 	// Nil means an object schema without properties.
 	Parameters json.RawMessage
+	// Brief is a one-line, verb-first summary for the catalog of
+	// two-phase selection; empty means one is derived from the
+	// description.
+	Brief string
 	// Exposure says how the tool reaches the model. The zero value means
 	// [Direct].
 	Exposure Exposure
