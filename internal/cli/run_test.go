@@ -414,3 +414,19 @@ func TestRunSelectRecordsMetrics(t *testing.T) {
 		t.Errorf("uses %v", uses)
 	}
 }
+
+// TestChatSelectAsks: in chat, a selection that finds nothing asks the
+// user, and the answer (the next line) selects the tools.
+func TestChatSelectAsks(t *testing.T) {
+	in := strings.NewReader("do the needful\nEcho the text\n")
+	var out, errOut bytes.Buffer
+	code := Main(context.Background(), []string{"chat", "--provider", "emulator", "--mcp", testMCP(t, nil), "--no-session",
+		"--select", "--metrics", "off"}, in, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "No tool seemed to fit the request.") ||
+		!strings.Contains(errOut.String(), "· selected mcp__t__echo (ask, 2 selection requests)") {
+		t.Errorf("stderr:\n%s", errOut.String())
+	}
+}
