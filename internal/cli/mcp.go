@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 func newMCPCmd(e *env) *cobra.Command {
 	var file string
 	var wait time.Duration
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Check the MCP servers of an mcp.json",
@@ -51,10 +53,14 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 				return err
 			}
 			defer m.Close()
+			if asJSON {
+				return writeServersJSON(e.stdout, m.Servers())
+			}
 			writeServers(e.stdout, m.Servers())
 			return nil
 		},
 	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print the servers as a JSON array")
 	tools := &cobra.Command{
 		Use:   "tools SERVER",
 		Short: "List a server's tools with their model-facing names",
@@ -88,6 +94,29 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 	}
 	cmd.AddCommand(list, tools)
 	return cmd
+}
+
+// serverJSON is a server's status as mcp list --json prints it.
+type serverJSON struct {
+	Name     string `json:"name"`
+	State    string `json:"state"`
+	Exposure string `json:"exposure"`
+	Tools    int    `json:"tools"`
+	Error    string `json:"error,omitempty"`
+}
+
+// writeServersJSON prints server statuses as a JSON array.
+func writeServersJSON(w io.Writer, servers []mcpclient.Status) error {
+	out := make([]serverJSON, len(servers))
+	for i, s := range servers {
+		out[i] = serverJSON{Name: s.Name, State: string(s.State), Exposure: string(s.Exposure), Tools: s.Tools}
+		if s.Err != nil {
+			out[i].Error = s.Err.Error()
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 // writeServers prints server statuses as a table.

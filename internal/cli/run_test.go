@@ -430,3 +430,17 @@ func TestChatSelectAsks(t *testing.T) {
 		t.Errorf("stderr:\n%s", errOut.String())
 	}
 }
+
+// TestMCPListJSON: mcp list --json reports each server's state, and why a
+// server failed.
+func TestMCPListJSON(t *testing.T) {
+	mcp := writeMCPConfig(t, map[string]any{"broken": map[string]any{"command": "toolshelf-no-such-command"}})
+	code, out, errOut := run(t, "mcp", "list", "--json", "--mcp", mcp)
+	var got []serverJSON
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	if len(got) != 1 || got[0].Name != "broken" || got[0].State != "failed" || !strings.Contains(got[0].Error, "install \"toolshelf-no-such-command\"") {
+		t.Errorf("servers %+v", got)
+	}
+}
