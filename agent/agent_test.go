@@ -457,8 +457,12 @@ func TestHeadToolsKeepsTheHeadShared(t *testing.T) {
 		model := llmtest.New(llmtest.Say("done"))
 		a := newAgent(t, model, reg, agent.Config{SystemPrompt: "base",
 			HeadTools: func(d llm.Tool) bool { return d.Name == "a" }})
-		if _, err := runAll(t, a, llm.UserText("go", 1)); err != nil {
+		events, err := runAll(t, a, llm.UserText("go", 1))
+		if err != nil {
 			t.Fatal(err)
+		}
+		if events[1].Type != agent.EventTurnStart || events[2].Type != agent.EventMessage || events[2].Message.Role != llm.RoleSystem {
+			t.Errorf("the head is not the first message of turn 0: %v, %v", events[1].Type, events[2].Type)
 		}
 		want := []string{"system+[a]", "system+[" + extra + "]", "user", "assistant:stop"}
 		if diff := cmp.Diff(want, roles(a.Messages())); diff != "" {

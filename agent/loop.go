@@ -46,13 +46,12 @@ func (r *runner) loop(prompts []llm.Message) error {
 	a := r.a
 	r.emit(Event{Type: EventAgentStart})
 	pending := slices.Clone(prompts)
+	// With HeadTools the head is written as chosen, and Declare adds the
+	// other tools in an update after it; otherwise Declare completes it.
+	var fixedHead *llm.Message
 	if head, ok := r.headForNewTranscript(); ok {
 		if a.cfg.HeadTools != nil {
-			// The head is written as chosen; Declare adds the other
-			// tools in an update after it.
-			if err := r.appendEmitted(head); err != nil {
-				return err
-			}
+			fixedHead = &head
 		} else {
 			pending = append([]llm.Message{head}, pending...)
 		}
@@ -63,6 +62,12 @@ func (r *runner) loop(prompts []llm.Message) error {
 		}
 		r.turn = turn
 		r.emit(Event{Type: EventTurnStart})
+		if fixedHead != nil {
+			if err := r.appendEmitted(*fixedHead); err != nil {
+				return err
+			}
+			fixedHead = nil
+		}
 		if err := r.appendPending(pending); err != nil {
 			return err
 		}
