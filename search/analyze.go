@@ -21,6 +21,10 @@ than that the their theirs them then there these they this those through thus to
 up upon us use used uses using very via want wants was we were what whatever when where whether
 which while who whom whose why will with within without would yet you your yours yourself`)
 
+// IsStopWord reports whether the analyser drops w (lower case): a function
+// word or request filler that says nothing about which tool is meant.
+func IsStopWord(w string) bool { return stopWords[w] }
+
 func makeSet(words string) map[string]bool {
 	m := make(map[string]bool)
 	for _, w := range strings.Fields(words) {

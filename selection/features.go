@@ -5,21 +5,9 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/toolshelf/toolshelf/search"
 	"golang.org/x/text/unicode/norm"
 )
-
-// stopwords are English words that say nothing about a task's intent.
-var stopwords = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "by": true,
-	"can": true, "could": true, "do": true, "for": true, "from": true, "have": true, "i": true, "if": true,
-	"in": true, "into": true, "is": true, "it": true, "its": true, "just": true, "me": true, "my": true,
-	"of": true, "on": true, "or": true, "our": true, "please": true, "so": true, "that": true, "the": true,
-	"their": true, "them": true, "then": true, "there": true, "these": true, "this": true, "those": true,
-	"to": true, "up": true, "us": true, "was": true, "we": true, "what": true, "when": true, "which": true,
-	"who": true, "will": true, "with": true, "would": true, "you": true, "your": true, "all": true,
-	"any": true, "some": true, "they": true, "he": true, "she": true, "him": true, "her": true,
-	"how": true, "been": true, "has": true, "had": true, "does": true, "did": true, "am": true, "were": true, "now": true, "again": true, "also": true, "too": true, "it's": true,
-}
 
 // numberToken stands for every token that contains a digit: "PR #412" and
 // "PR #413" are the same pattern.
@@ -27,7 +15,7 @@ const numberToken = "0"
 
 // Features normalises a task's text into the key of its pattern: Unicode
 // NFKC, lower case, words of letters and digits (apostrophes kept inside
-// words), English stopwords dropped, every token with a digit replaced by
+// words), the search analyser's English stop words dropped, every token with a digit replaced by
 // "0", runs of Han, Hiragana, Katakana or Hangul split into overlapping
 // pairs, then the distinct tokens sorted and joined by spaces. Word order,
 // case, punctuation, spacing and specific numbers do not change the key;
@@ -48,7 +36,7 @@ func featureSet(text string) []string {
 		}
 		w := strings.Trim(string(word), "'")
 		word = word[:0]
-		if w == "" || stopwords[w] {
+		if w == "" || search.IsStopWord(w) {
 			return
 		}
 		if strings.IndexFunc(w, unicode.IsDigit) >= 0 {

@@ -171,7 +171,7 @@ func TestFeatures(t *testing.T) {
 	if got := selection.Features("帮我看看 Sentry 错误"); got != "sentry 帮我 我看 看看 错误" {
 		t.Errorf("CJK features = %q", got)
 	}
-	if selection.Similarity("merge the pull request", "merge pull request now") != 1 || selection.Similarity("a b", "") != 0 {
+	if selection.Similarity("merge the pull request", "please merge pull request") != 1 || selection.Similarity("a b", "") != 0 {
 		t.Errorf("Similarity")
 	}
 }
