@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-	"unicode/utf8"
+	"unicode/utf16"
 
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/tool"
@@ -131,7 +131,7 @@ func truncateUTF16(s string, max int) string {
 	}
 	n := 0
 	for i, r := range s {
-		w := utf16Width(r)
+		w := utf16.RuneLen(r)
 		if n+w > max-1 {
 			return strings.TrimRightFunc(s[:i], unicode.IsSpace) + "…"
 		}
@@ -144,14 +144,7 @@ func truncateUTF16(s string, max int) string {
 func utf16Len(s string) int {
 	n := 0
 	for _, r := range s {
-		n += utf16Width(r)
+		n += utf16.RuneLen(r)
 	}
 	return n
-}
-
-func utf16Width(r rune) int {
-	if r > 0xFFFF && r <= utf8.MaxRune {
-		return 2
-	}
-	return 1
 }

@@ -78,12 +78,13 @@ func NewCache(ttl time.Duration, now func() time.Time) *Cache {
 func (c *Cache) Get(k Key) (names, groups []string, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, found := c.entries[k.String()]
+	key := k.String()
+	e, found := c.entries[key]
 	if !found {
 		return nil, nil, false
 	}
 	if c.now().Sub(e.Created) >= c.ttl {
-		delete(c.entries, k.String())
+		delete(c.entries, key)
 		return nil, nil, false
 	}
 	e.Hits++

@@ -56,7 +56,7 @@ func (r *Resolver) Resolve(s string) (string, bool) {
 	return "", false
 }
 
-// Known reports whether a catalog name ends a written token's resolution.
+// known reports whether a written name resolves to a catalog name.
 func (r *Resolver) known(s string) bool {
 	_, ok := r.Resolve(s)
 	return ok

@@ -530,9 +530,5 @@ func (o *eventWriter) json(ev agent.Event) {
 	if ev.Err != nil {
 		j.Error = ev.Err.Error()
 	}
-	enc := json.NewEncoder(o.w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(j); err != nil {
-		fmt.Fprintf(o.errw, "toolshelf: event not written: %v\n", err)
-	}
+	o.json0(j)
 }
