@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/selection"
 )
 
@@ -92,10 +93,6 @@ func (Scout) Respond(_ context.Context, ex *Exchange) (*Reply, error) {
 	return &Reply{Text: fmt.Sprintf("%s %s:\n%s", name, verb, text)}, nil
 }
 
-// scoutStopwords are words too common to choose a tool by.
-var scoutStopwords = map[string]bool{"the": true, "and": true, "for": true, "with": true, "this": true, "that": true,
-	"from": true, "into": true, "all": true, "are": true, "you": true, "tool": true, "tools": true}
-
 // catalogLine is a line of a selection catalog: "name: brief" or
 // "group (N tools): description".
 var catalogLine = regexp.MustCompile(`^([A-Za-z0-9_.-]+)(?: \(\d+ tools\))?: (.+)$`)
@@ -116,7 +113,7 @@ func scoutSelection(turns []Turn, request string) *Reply {
 	}
 	words := map[string]bool{}
 	for _, w := range splitWords(task) {
-		if len(w) >= 3 && !scoutStopwords[w] {
+		if len(w) >= 3 && !search.IsStopWord(w) && w != "tool" && w != "tools" {
 			words[w] = true
 		}
 	}

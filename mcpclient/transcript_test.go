@@ -26,7 +26,16 @@ func TestListChangedInTheTranscript(t *testing.T) {
 	refreshed := make(chan struct{}, 8)
 	f.m.OnChange(func() { refreshed <- struct{}{} })
 	f.m.Start(f.ctx())
-	<-refreshed // connected
+	// wait fails the test, rather than hanging it, when no change comes.
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-refreshed:
+		case <-f.ctx().Done():
+			t.Fatalf("no change notification: %s", what)
+		}
+	}
+	wait("the connection")
 	// Loaded by tool_search:
 	f.reg.Activate("mcp__live__echo", "mcp__live__pid", "mcp__live__fail")
 
@@ -50,7 +59,7 @@ func TestListChangedInTheTranscript(t *testing.T) {
 	// A refresh that lists the same tools declares nothing.
 	srv.AddTool(&mcp.Tool{Name: "extra", Description: "Extra.", InputSchema: mcptest.ObjectSchema()},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
-	<-refreshed
+	wait("the refresh after a new tool")
 	if added := run("second"); len(added) != 2 || added[0].Role != llm.RoleUser {
 		t.Errorf("after a refresh that changed no active tool, the run appended %+v", added)
 	}
