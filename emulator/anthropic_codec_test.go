@@ -680,7 +680,7 @@ func TestAnthropicCodecMessageReply(t *testing.T) {
 		if m.Type != "message" || m.Role != "assistant" || m.StopReason != c.stop || m.Usage.InputTokens != 10 {
 			t.Errorf("reply %+v: %s", c.reply, rec.Body)
 		}
-		if c.input != "" && (string(m.Content[0].Input) != c.input || m.Content[0].ID != "toolu_emu_3_1") {
+		if c.input != "" && (string(m.Content[0].Input) != c.input || m.Content[0].ID != "toolu_emu_1_1") {
 			t.Errorf("tool_use = %+v", m.Content[0])
 		}
 	}

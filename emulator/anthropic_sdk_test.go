@@ -94,7 +94,7 @@ func TestAnthropicSDKRoundTrip(t *testing.T) {
 		if tx.Type != "text" || tx.Text != reply.Text {
 			t.Errorf("text block = %q %q", tx.Type, tx.Text)
 		}
-		if tu.Type != "tool_use" || tu.Name != "get_weather" || tu.ID != fmt.Sprintf("toolu_emu_%d_1", seq) {
+		if tu.Type != "tool_use" || tu.Name != "get_weather" || tu.ID != "toolu_emu_1_1" {
 			t.Errorf("tool_use block = %+v", tu)
 		}
 		var args map[string]any
@@ -244,7 +244,7 @@ func TestAnthropicAdapterEndToEnd(t *testing.T) {
 		if text.String() != reply.Text {
 			t.Errorf("text = %q", text.String())
 		}
-		wantCall := &llm.ToolCall{ID: fmt.Sprintf("toolu_emu_%d_1", seq), Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}
+		wantCall := &llm.ToolCall{ID: "toolu_emu_1_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}
 		if diff := cmp.Diff(wantCall, call); diff != "" {
 			t.Errorf("tool call (-want +got):\n%s", diff)
 		}

@@ -165,13 +165,20 @@ type codec interface {
 // call_emu_<seq>_<i>.
 var emuCallID = regexp.MustCompile(`_emu_([0-9]+)_[0-9]+$`)
 
-// callSeq is the number the ids of the reply's calls are made from: the
-// request's Seq, unless the conversation already holds calls with ids the
-// emulator made from that number or a later one (it was continued on a new
-// emulator, as a resumed session is), in which case one more than the
-// largest. Call ids stay unique within a conversation either way.
+// callSeq is the number the ids of the reply's calls are made from: one
+// more than the assistant turns the conversation holds, unless it already
+// holds calls with ids the emulator made from that number or a later one
+// (it was continued from elsewhere, as a resumed session is), in which case
+// one more than the largest. Call ids stay unique within a conversation
+// either way, and do not depend on other conversations the emulator serves
+// at the same time, so replies are reproducible.
 func (ex *Exchange) callSeq() int {
-	seq := ex.Seq
+	seq := 1
+	for _, t := range ex.Turns {
+		if t.Role == "assistant" {
+			seq++
+		}
+	}
 	for _, t := range ex.Turns {
 		for _, c := range t.Calls {
 			if m := emuCallID.FindStringSubmatch(c.ID); m != nil {

@@ -19,10 +19,12 @@ func TestCallSeqKeepsCallIDsUnique(t *testing.T) {
 		want  int
 	}{
 		{seq: 1, want: 1},
-		{seq: 7, turns: history, want: 7},
-		{seq: 1, turns: history, want: 5},
-		{seq: 4, turns: history, want: 5},
-		{seq: 5, turns: history, want: 5},
+		{seq: 9, want: 1}, // the emulator's request count does not matter
+		{seq: 1, turns: history[:1], want: 1},
+		{seq: 1, turns: history[:2], want: 2},
+		{seq: 1, turns: history, want: 5}, // call_emu_4_0 is taken
+		{seq: 7, turns: history, want: 5},
+		{seq: 1, turns: []Turn{{Role: "assistant", Calls: []Call{{ID: "toolu_01X"}}}, {Role: "assistant"}}, want: 3},
 	} {
 		ex := &Exchange{Seq: c.seq, Turns: c.turns}
 		if got := ex.callSeq(); got != c.want {

@@ -102,7 +102,7 @@ func TestResponsesSDK(t *testing.T) {
 				}
 				got = oaiResponsesResult(resp)
 			}
-			oaiCheckReply(t, got, c.want, c.seq)
+			oaiCheckReply(t, got, c.want)
 			// The same prompt every time: the first request writes its whole
 			// prefix (the implicit breakpoint at the user message), the
 			// others read exactly that.
@@ -119,14 +119,15 @@ func TestResponsesSDK(t *testing.T) {
 }
 
 // oaiCheckReply compares what came back with the scripted reply.
-func oaiCheckReply(t *testing.T, got oaiResult, want emulator.Reply, seq int) {
+func oaiCheckReply(t *testing.T, got oaiResult, want emulator.Reply) {
 	t.Helper()
 	if got.text != want.Text || got.thinking != want.Thinking {
 		t.Errorf("text %q, thinking %q; want %q, %q", got.text, got.thinking, want.Text, want.Thinking)
 	}
 	var calls []oaiCall
 	for i, c := range want.Calls {
-		calls = append(calls, oaiCall{ID: fmt.Sprintf("call_emu_%d_%d", seq, i), Name: c.Name, Arguments: string(c.Arguments)})
+		// The conversation holds no assistant turn yet: ids from 1.
+		calls = append(calls, oaiCall{ID: fmt.Sprintf("call_emu_1_%d", i), Name: c.Name, Arguments: string(c.Arguments)})
 	}
 	if fmt.Sprint(got.calls) != fmt.Sprint(calls) {
 		t.Errorf("calls %v, want %v", got.calls, calls)
@@ -264,7 +265,7 @@ func TestChatSDK(t *testing.T) {
 				got = oaiChatResult(t, resp, c.want)
 			}
 			// Chat replies carry thinking as reasoning_content.
-			oaiCheckReply(t, got, c.want, c.seq)
+			oaiCheckReply(t, got, c.want)
 			if c.stream && !c.includeUsage {
 				return
 			}

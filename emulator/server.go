@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -300,37 +299,4 @@ func contextError(api API, tokens, limit int) *Error {
 	}
 	return &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "context_length_exceeded",
 		Param: "input", Message: fmt.Sprintf("Your input exceeds the context window of this model: %d tokens > %d maximum.", tokens, limit)}
-}
-
-// canonical returns compact JSON of v with sorted keys and markers
-// removed, the form segments are compared in.
-func canonical(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(stripCacheMarkers(v)) // values decoded from JSON always encode
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-// stripCacheMarkers returns v without cache_control and
-// prompt_cache_breakpoint keys, which are not part of a cache key.
-func stripCacheMarkers(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			if k == "cache_control" || k == "prompt_cache_breakpoint" {
-				continue
-			}
-			out[k] = stripCacheMarkers(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = stripCacheMarkers(e)
-		}
-		return out
-	}
-	return v
 }
