@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -223,6 +224,26 @@ func (a *analyzer) fieldTerms(text string, out []string) []string {
 		}
 	})
 	return out
+}
+
+// distinctWords counts the distinct terms of text's words and word parts,
+// leaving out the joined forms fieldTerms adds: how many words a tool's
+// name has.
+func (a *analyzer) distinctWords(text string) int {
+	var terms []string
+	scan(text, func(w rawWord) {
+		if w.cjk {
+			terms = a.cjkDocTerms(w.text, terms)
+			return
+		}
+		for _, p := range splitIdentifier(w.text) {
+			if t, ok := a.word(p); ok {
+				terms = append(terms, t)
+			}
+		}
+	})
+	slices.Sort(terms)
+	return len(slices.Compact(terms))
 }
 
 // compound returns the joined, stemmed form of a word's parts.

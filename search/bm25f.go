@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -120,6 +121,8 @@ type docMeta struct {
 	keys    []string // exact-name keys
 	short   string   // the normalised name without server prefix, for hints
 	product string   // the server's product term
+	// nameTerms is the number of distinct terms of the tool's own name.
+	nameTerms int
 }
 
 var _ Ranker = (*BM25F)(nil)
@@ -196,6 +199,7 @@ func (r *BM25F) analyze(d Document) analyzed {
 	lead, body := splitLead(d.Description)
 	fields := make([][]string, numFields)
 	fields[fieldName] = r.an.fieldTerms(short, nil)
+	nameTerms := r.an.distinctWords(short)
 	fields[fieldLead] = r.an.fieldTerms(lead, nil)
 	fields[fieldBody] = r.an.fieldTerms(body, nil)
 	if len(d.Parameters) > 0 {
@@ -219,7 +223,7 @@ func (r *BM25F) analyze(d Document) analyzed {
 	}
 	keys = slices.DeleteFunc(dedupe(keys), func(k string) bool { return k == "" })
 	return analyzed{fields: fields, meta: docMeta{display: d.Name, keys: keys, short: normName(short),
-		product: r.an.productOf(server)}}
+		product: r.an.productOf(server), nameTerms: nameTerms}}
 }
 
 // splitLead returns a description's first sentence (or line) and the rest.
@@ -452,6 +456,8 @@ func (r *BM25F) Search(q Query) Result {
 
 	limit := min(q.Limit, c.n) // no more hits than candidates
 	matchedAny := r.score(pq.slots, &c, s)
+	r.boostNameCoverage(s)
+	r.boostHomeProduct(pq, s)
 	r.demoteContext(pq, s)
 	top := r.idx.topK(s.touched, s.score, limit+len(exact))
 	hits := make([]Hit, 0, min(limit, len(exact)+len(top)))
@@ -472,6 +478,49 @@ func (r *BM25F) Search(q Query) Result {
 		res.Hint = r.hint(pq.slots, matchedAny, &c)
 	}
 	return res
+}
+
+// nameCoverageBoost is how much more a tool scores when the query covers
+// every word of its name: a tool whose name the query spells out (get +
+// teams for "linear teams") is more likely meant than one that shares the
+// same words but names more (removeUserFromTeam).
+const nameCoverageBoost = 0.1
+
+// boostNameCoverage scales each scored tool by the share of its name's
+// words that the query matched.
+func (r *BM25F) boostNameCoverage(s *scratch) {
+	for _, d := range s.touched {
+		s.score[d] *= nameCoverage(bits.OnesCount64(s.nameHit[d]), r.docs[d].nameTerms)
+	}
+}
+
+// nameCoverage is the factor for a tool whose name has n distinct words
+// when hit query slots matched one of them.
+func nameCoverage(hit, n int) float64 {
+	if n == 0 || hit == 0 {
+		return 1
+	}
+	return 1 + nameCoverageBoost*min(1, float64(hit)/float64(n))
+}
+
+// homeProductBoost scales the tools of the one product a query names: a
+// request that says "postgres" or "datadog" means that product's own
+// server before another server's tools that mention it (a cloud
+// provider's postgres_list, datadog_monitoredresources_list).
+const homeProductBoost = 1.6
+
+// boostHomeProduct scales up the tools of the product a query names when
+// it names exactly one.
+func (r *BM25F) boostHomeProduct(pq parsedQuery, s *scratch) {
+	named := r.namedProducts(pq.words)
+	if len(named) != 1 {
+		return
+	}
+	for _, d := range s.touched {
+		if r.docs[d].product == named[0] {
+			s.score[d] *= homeProductBoost
+		}
+	}
 }
 
 // demoteContext scales down the tools of products a cross-product request
@@ -531,6 +580,9 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 					s.altSeen = append(s.altSeen, p.slot)
 				}
 				s.alt[p.slot] += g.weight * weightedTF(w, &p.tf, &lens[p.slot], nm)
+				if p.tf[fieldName] > 0 {
+					s.nameHit[p.slot] |= bit
+				}
 			}
 		}
 		for _, d := range s.altSeen {
@@ -551,6 +603,9 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 						s.altSeen = append(s.altSeen, p.slot)
 					}
 					s.alt[p.slot] += saturate(idf, weightedTF(&r.weight, &p.tf, &lens[p.slot], nm))
+					if p.tf[fieldName] > 0 {
+						s.nameHit[p.slot] |= bit
+					}
 				}
 			}
 			for _, d := range s.altSeen {
@@ -649,13 +704,16 @@ func (r *BM25F) Explain(q Query, name string) string {
 	}
 	total := 0.0
 	var missing []string
+	nameHits := 0
 	for _, sl := range pq.slots {
 		plan := r.plan(sl, &c)
 		best, how := 0.0, ""
 		tfw := 0.0
+		nameHit := false
 		var parts []string
 		for _, g := range plan.group {
 			if tf := tfOf(g.list); tf != nil {
+				nameHit = nameHit || tf[fieldName] > 0
 				tfw += g.weight * weightedTF(r.fieldWeights(g.ident), tf, lens, nm)
 				parts = append(parts, fmt.Sprintf("%s×%.1f%v", g.term, g.weight, tf[:numFields]))
 			}
@@ -669,6 +727,7 @@ func (r *BM25F) Explain(q Query, name string) string {
 			parts = parts[:0]
 			for i, list := range ph.lists {
 				if tf := tfOf(list); tf != nil {
+					nameHit = nameHit || tf[fieldName] > 0
 					v += saturate(ph.idfs[i], weightedTF(&r.weight, tf, lens, nm))
 					parts = append(parts, fmt.Sprintf("%s%v", ph.terms[i], tf[:numFields]))
 				}
@@ -678,10 +737,21 @@ func (r *BM25F) Explain(q Query, name string) string {
 			}
 		}
 		total += best
+		if nameHit {
+			nameHits++
+		}
 		if sl.required && best == 0 {
 			missing = append(missing, "+"+sl.surface)
 		}
 		fmt.Fprintf(&b, "%-20q %6.3f  %s\n", sl.surface, best, how)
+	}
+	if f := nameCoverage(nameHits, r.docs[slot].nameTerms); f > 1 {
+		total *= f
+		fmt.Fprintf(&b, "×%.3f: the query covers %d of the %d words of the tool's name\n", f, min(nameHits, r.docs[slot].nameTerms), r.docs[slot].nameTerms)
+	}
+	if named := r.namedProducts(pq.words); len(named) == 1 && r.docs[slot].product == named[0] {
+		total *= homeProductBoost
+		fmt.Fprintf(&b, "×%.1f: the query names this tool's product and no other\n", homeProductBoost)
 	}
 	if slices.Contains(r.contextProducts(pq.words), r.docs[slot].product) {
 		total *= crossProductDemotion

@@ -416,3 +416,45 @@ func TestTranslationsAreWordsTheQueryUsed(t *testing.T) {
 		t.Errorf("remove counted as a synonym, not a translation:\n%s", ex)
 	}
 }
+
+// A tool whose name the query spells out ranks above one that shares the
+// same words but names more; without the name-coverage factor the longer
+// name wins on its parameters.
+func TestNameCoverage(t *testing.T) {
+	r, _ := search.NewBM25F(nil)
+	teamParams := []byte(`{"type":"object","properties":{"teamId":{"type":"string","description":"The team ID"},` +
+		`"userId":{"type":"string","description":"The user to remove from the team"}}}`)
+	r.Add(search.Document{Name: "removeUserFromTeam", Description: "Remove a user from a team", Parameters: teamParams},
+		search.Document{Name: "getTeams", Description: "Get a list of teams"})
+	res := r.Search(search.Query{Text: "teams", Limit: 2})
+	if got := names(res); len(got) != 2 || got[0] != "getTeams" {
+		t.Errorf("hits %v, want getTeams first", got)
+	}
+	ex := r.Explain(search.Query{Text: "teams"}, "getTeams")
+	if !strings.Contains(ex, "covers 1 of the 2 words") {
+		t.Errorf("explain does not show the name coverage:\n%s", ex)
+	}
+}
+
+// A query that names one product prefers that product's own server to
+// another server's tools that mention it.
+func TestHomeProduct(t *testing.T) {
+	r, _ := search.NewBM25F(nil)
+	r.Add(search.Document{Name: "mcp__cloud__postgres_list", Description: "List PostgreSQL servers, databases or tables.",
+		Namespace: search.Namespace{Name: "mcp__cloud"}},
+		search.Document{Name: "mcp__postgres__query", OriginalName: "query", Description: "Run a read-only SQL query",
+			Namespace: search.Namespace{Name: "mcp__postgres"}},
+		search.Document{Name: "mcp__sqlite__list_tables", OriginalName: "list_tables", Description: "List the tables of the database",
+			Namespace: search.Namespace{Name: "mcp__sqlite"}})
+	res := r.Search(search.Query{Text: "run postgres query", Limit: 3})
+	if got := names(res); len(got) == 0 || got[0] != "mcp__postgres__query" {
+		t.Errorf("hits %v, want mcp__postgres__query first", got)
+	}
+	if ex := r.Explain(search.Query{Text: "run postgres query"}, "mcp__postgres__query"); !strings.Contains(ex, "names this tool's product") {
+		t.Errorf("explain does not show the product boost:\n%s", ex)
+	}
+	// Two products named: neither is boosted.
+	if ex := r.Explain(search.Query{Text: "copy sqlite tables to postgres"}, "mcp__postgres__query"); strings.Contains(ex, "names this tool's product") {
+		t.Errorf("a query naming two products boosted one:\n%s", ex)
+	}
+}

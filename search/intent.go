@@ -91,6 +91,20 @@ func (r *BM25F) contextProducts(words []qword) []string {
 	return contexts
 }
 
+// namedProducts returns the distinct products a query names, in order.
+func (r *BM25F) namedProducts(words []qword) []string {
+	var named []string
+	for _, w := range words {
+		if w.cjk {
+			continue
+		}
+		if p, ok := r.an.word(w.text); ok && r.products[p] > 0 && !slices.Contains(named, p) {
+			named = append(named, p)
+		}
+	}
+	return named
+}
+
 // roleOf tells what the product word at i is to the request, from the
 // preposition before it (or, in Japanese and Korean, the particle after
 // it).

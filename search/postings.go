@@ -194,6 +194,7 @@ type scratch struct {
 	slotMax []float64
 	alt     []float64
 	flags   []uint64
+	nameHit []uint64
 	touched []int32
 	altSeen []int32
 }
@@ -212,12 +213,14 @@ func (sp *scratchPool) get(n int) *scratch {
 		s.slotMax = make([]float64, n)
 		s.alt = make([]float64, n)
 		s.flags = make([]uint64, n)
+		s.nameHit = make([]uint64, n)
 	}
 	s.mask = s.mask[:n]
 	s.score = s.score[:n]
 	s.slotMax = s.slotMax[:n]
 	s.alt = s.alt[:n]
 	s.flags = s.flags[:n]
+	s.nameHit = s.nameHit[:n]
 	return s
 }
 
@@ -228,6 +231,7 @@ func (sp *scratchPool) put(s *scratch) {
 		s.slotMax[t] = 0
 		s.alt[t] = 0
 		s.flags[t] = 0
+		s.nameHit[t] = 0
 	}
 	clear(s.mask)
 	s.touched = s.touched[:0]
