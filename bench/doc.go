@@ -3,7 +3,10 @@
 // whose oracle plays the model from what each request actually declares.
 //
 // For each strategy (full: every tool of the profile declared up front;
-// search: tools deferred and loaded with tool_search) and tool class
+// search: tools deferred and loaded with tool_search; reference: the
+// reference system's tool_search, its BM25 and its load-everything policy,
+// as the baseline for search; select and select+lock: two-phase selection)
+// and tool class
 // (changes on Anthropic, additions on OpenAI Responses, none and bridge on
 // Chat Completions) it reports requests, input and tool-definition tokens,
 // cache reads, writes and uncached tokens as the emulator's cache

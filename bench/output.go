@@ -58,8 +58,10 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 			r.Total.CacheWrite, r.Total.Uncached, r.Preservation(), r.Total.Misses, r.Total.Removals,
 			r.Total.Loaded, r.Total.Needed, r.Overhead(), r.Total.Failed, r.Total.SelectRequests, r.Total.SelectInput)
 	}
-	if note := rep.selectNote(); note != "" {
-		fmt.Fprintf(w, "\n%s\n", note)
+	for _, note := range []string{rep.referenceNote(), rep.selectNote()} {
+		if note != "" {
+			fmt.Fprintf(w, "\n%s\n", note)
+		}
 	}
 	_, err := fmt.Fprintf(w, "\n`%s`\n", rep.Summary())
 	return err

@@ -268,8 +268,10 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	if skipped := rep.skipped(); skipped > 0 {
 		fmt.Fprintf(w, "\n%d tasks skipped: their tools are not in the profile.\n", skipped)
 	}
-	if note := rep.selectNote(); note != "" {
-		fmt.Fprintf(w, "\n%s\n", note)
+	for _, note := range []string{rep.referenceNote(), rep.selectNote()} {
+		if note != "" {
+			fmt.Fprintf(w, "\n%s\n", note)
+		}
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", rep.Summary())
 	return err
@@ -283,6 +285,48 @@ func perRequest(r *RunResult) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+// LoadedPerTask is the tools a run loaded per task that ran.
+func (r *RunResult) LoadedPerTask() float64 {
+	if r.Ran == 0 {
+		return 0
+	}
+	return float64(r.Total.Loaded) / float64(r.Ran)
+}
+
+// Found is the share of steps whose tool the model could call: declared
+// up front, loaded earlier, or loaded by one of the step's queries.
+func (r *RunResult) Found() float64 {
+	if r.Total.Steps == 0 {
+		return 0
+	}
+	return float64(r.Total.Steps-r.Total.Failed) / float64(r.Total.Steps)
+}
+
+// comparedRuns returns the search and reference runs of one class, the
+// changes class when it ran: nil when either is missing.
+func (rep *Report) comparedRuns() (s, ref *RunResult) {
+	for _, c := range Classes {
+		if s, ref = rep.Run(Search, c), rep.Run(Reference, c); s != nil && ref != nil {
+			return s, ref
+		}
+	}
+	return nil, nil
+}
+
+// referenceNote compares search with the reference's tool_search when
+// both ran.
+func (rep *Report) referenceNote() string {
+	s, ref := rep.comparedRuns()
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("search against the reference's tool_search (pi BM25, loading every match up to 8), %s class: "+
+		"tools loaded per task %.1f vs %.1f, steps found within the step's two queries %.1f%% vs %.1f%% (%d vs %d failed of %d), "+
+		"tool-definition tokens %d vs %d.",
+		s.Class, s.LoadedPerTask(), ref.LoadedPerTask(), 100*s.Found(), 100*ref.Found(), s.Total.Failed, ref.Total.Failed,
+		s.Total.Steps, s.Total.ToolTokens, ref.Total.ToolTokens)
 }
 
 // selectNote explains the select strategies' figures when they ran.
@@ -348,6 +392,10 @@ func (rep *Report) Summary() string {
 	}
 	line := fmt.Sprintf("search/full tool-tokens=%s overhead=%s preservation(changes)=%s preservation(bridge)=%s failed-steps=%s",
 		na(shareOK, fmt.Sprintf("%.1f%%", 100*share)), overhead, pres(llm.ToolsChanges), pres(llm.ToolsBridge), failed)
+	if s, ref := rep.comparedRuns(); s != nil {
+		line += fmt.Sprintf(" | loaded/task search=%.1f reference=%.1f; steps found search=%.1f%% reference=%.1f%%",
+			s.LoadedPerTask(), ref.LoadedPerTask(), 100*s.Found(), 100*ref.Found())
+	}
 	if lock := rep.Run(SelectLock, llm.ToolsChanges); lock != nil {
 		lockPR, _ := lock.MultiStepToolTokens()
 		searchPR := "n/a"

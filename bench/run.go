@@ -39,6 +39,10 @@ const (
 	// Search keeps tools deferred and lets the model load them with
 	// tool_search.
 	Search Strategy = "search"
+	// Reference is the reference system's tool_search, measured on the
+	// same tasks as a baseline for Search: deferred tools, its BM25 ranker
+	// (pi) and its load policy (every match up to the limit).
+	Reference Strategy = "reference"
 	// Select is two-phase selection before every request: a selection
 	// request (the catalog and the task) chooses the tools, which are
 	// declared before the next request.
@@ -49,10 +53,13 @@ const (
 )
 
 // Strategies lists the strategies in report order.
-var Strategies = []Strategy{Full, Search, Select, SelectLock}
+var Strategies = []Strategy{Full, Search, Reference, Select, SelectLock}
 
 // selects reports whether a strategy uses two-phase selection.
 func (s Strategy) selects() bool { return s == Select || s == SelectLock }
+
+// searches reports whether a strategy loads tools with tool_search alone.
+func (s Strategy) searches() bool { return s == Search || s == Reference }
 
 // Classes lists the tool classes the benchmark runs, in report order.
 var Classes = []llm.ToolSupport{llm.ToolsChanges, llm.ToolsAdditions, llm.ToolsNone, llm.ToolsBridge}
@@ -305,13 +312,17 @@ func (r *runner) setup() error {
 			r.names[[2]string{t.Origin.Server, t.Origin.Tool}] = t.Name
 		}
 	}
-	if r.strategy == Search || r.strategy.selects() {
-		ranker, err := search.New(r.cfg.Ranker, nil)
+	if r.strategy.searches() || r.strategy.selects() {
+		mode, load := r.cfg.Ranker, r.cfg.Load
+		if r.strategy == Reference {
+			mode, load = search.ModePI, toolsearch.ReferenceLoad
+		}
+		ranker, err := search.New(mode, nil)
 		if err != nil {
 			return err
 		}
 		s := toolsearch.New(r.reg, ranker)
-		s.SetLoadPolicy(r.cfg.Load)
+		s.SetLoadPolicy(load)
 		s.Sync()
 		ts := s.Tool()
 		// Selection declares tool_search only as its fallback.
@@ -407,7 +418,7 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 			}}
 		}
 	}
-	if r.cfg.Evict && r.strategy == Search {
+	if r.cfg.Evict && r.strategy.searches() {
 		acfg.AfterToolCall = []agent.AfterHook{func(_ context.Context, c *agent.Call, _ *tool.Result) {
 			if slices.Contains(p.names, c.Name) {
 				var loaded []string
@@ -560,7 +571,7 @@ func (r *runner) measure(tr *TaskResult, p *plan, msgs []llm.Message, records []
 			continue
 		}
 		for _, t := range m.ToolsAdded {
-			if t.Name == toolsearch.Name || (i == 0 && r.strategy == Search) {
+			if t.Name == toolsearch.Name || (i == 0 && r.strategy.searches()) {
 				continue
 			}
 			loaded[t.Name] = t

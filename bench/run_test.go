@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,6 +71,34 @@ func TestRunMeetsTheClaims(t *testing.T) {
 	if !strings.HasPrefix(last, "search/full tool-tokens=") || !strings.Contains(last, "preservation(changes)=1.000 preservation(bridge)=1.000") ||
 		!strings.Contains(last, "select+lock preservation(changes)=1.000 preservation(bridge)=1.000") {
 		t.Errorf("summary %q", last)
+	}
+}
+
+// TestSearchBeatsTheReference runs the whole embedded suite through
+// toolshelf's tool_search and the reference's: toolshelf loads fewer tools
+// per task and finds at least as many steps, at least 98% of them.
+func TestSearchBeatsTheReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole suite")
+	}
+	rep, err := Run(context.Background(), Config{Strategies: []Strategy{Search, Reference},
+		Classes: []llm.ToolSupport{llm.ToolsChanges}, Load: DefaultLoad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ref := rep.comparedRuns()
+	if s == nil {
+		t.Fatal("search or reference did not run")
+	}
+	if s.LoadedPerTask() >= ref.LoadedPerTask() || s.Total.Failed > ref.Total.Failed || s.Found() < 0.98 {
+		t.Errorf("search: %.1f tools per task, %d failed steps (%.1f%% found); reference: %.1f, %d",
+			s.LoadedPerTask(), s.Total.Failed, 100*s.Found(), ref.LoadedPerTask(), ref.Total.Failed)
+	}
+	if sum := rep.Summary(); !strings.Contains(sum, fmt.Sprintf("loaded/task search=%.1f reference=%.1f", s.LoadedPerTask(), ref.LoadedPerTask())) {
+		t.Errorf("summary %q does not compare the loads", sum)
+	}
+	if note := rep.referenceNote(); !strings.Contains(note, "steps found within the step's two queries") {
+		t.Errorf("reference note %q", note)
 	}
 }
 

@@ -32,9 +32,12 @@ uncached tokens, prefix preservation (cache reads ÷ what an ideal cache could h
 misses, removals, tools loaded against tools needed (overhead factor) and failed steps.
 
 Strategies: full (every tool of the profile declared up front), search (deferred, loaded with
-tool_search), select (two-phase: a selection request with the catalog before every request) and
-select+lock (one selection per task, kept for its turns); the oracle answers selection requests
-with the task's own tools, so the select figures measure token cost, not selection accuracy.
+tool_search), reference (the reference system's tool_search on the same tasks: its BM25 ranker
+and loading every match; the baseline search is compared with), select (two-phase: a selection
+request with the catalog before every request) and select+lock (one selection per task, kept for
+its turns); the oracle answers selection requests with the task's own tools, so the select
+figures measure token cost, not selection accuracy. --ranker, --load and --cutoff apply to
+search and the select strategies' fallback, not to reference.
 Classes: changes (Anthropic claude-opus-5-5), additions (OpenAI Responses
 gpt-5.6-sol), none and bridge (Chat Completions, llama-3.3-70b).
 
@@ -42,8 +45,9 @@ Profiles: corpus (all 53 built-in servers, ~438k tokens of definitions: more tha
 window, so full does not fit) and team (11 servers, ~99k tokens). Without --profile both run,
 corpus first. The last line summarises the last profile:
   search/full tool-tokens=<x>% overhead=<x> preservation(changes)=<x> preservation(bridge)=<x> failed-steps=<n>
-followed, when select+lock ran, by the multi-step tool tokens per request of search and select+lock
-and select+lock's preservation on changes and bridge.`,
+followed, when reference ran, by the tools loaded per task and the share of steps found by search
+and by reference, and, when select+lock ran, by the multi-step tool tokens per request of search
+and select+lock and select+lock's preservation on changes and bridge.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict}
@@ -123,7 +127,7 @@ and select+lock's preservation on changes and bridge.`,
 	f.StringVar(&tasksFile, "tasks", "", "task suite (JSON Lines, DESIGN §5), e.g. ../shared/eval/dev-tasks.jsonl (default: the embedded suite)")
 	f.StringVar(&profiles, "profile", "", "profiles to run, comma-separated: corpus, team (default: both)")
 	f.StringVar(&servers, "servers", "", "a custom profile: built-in catalog servers, comma-separated")
-	f.StringVar(&strategies, "strategies", "", "strategies to run, comma-separated: full, search, select, select+lock (default: all)")
+	f.StringVar(&strategies, "strategies", "", "strategies to run, comma-separated: full, search, reference, select, select+lock (default: all)")
 	f.StringVar(&classes, "classes", "", "classes to run, comma-separated: changes, additions, none, bridge (default: all)")
 	f.IntVar(&load, "load", bench.DefaultLoad.Max, "ranked matches a search loads at most (0: every match up to the limit, as the reference)")
 	f.Float64Var(&cutoff, "cutoff", bench.DefaultLoad.Relative, "load a ranked match only when its score is at least this fraction of the best (0: no cut-off)")
