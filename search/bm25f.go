@@ -113,6 +113,17 @@ type BM25F struct {
 	nameWords map[string][]int32 // words of normalised names → slots, for hints
 	shortKeys map[string][]int32 // normalised names without server prefix → slots, for hints
 	products  map[string]int     // product terms → number of documents
+	// shapes holds, by slot, what the score factors read for every scored
+	// document, apart from docs so that the pass touches little memory;
+	// productIDs numbers the product terms for it.
+	shapes     []docShape
+	productIDs map[string]int32
+}
+
+// docShape is what the score factors need of a document.
+type docShape struct {
+	nameTerms uint8 // distinct words of the tool's own name, at most 255
+	product   int32 // productIDs of the server's product; 0 when none
 }
 
 // docMeta is what the ranker keeps about a document besides its postings.
@@ -175,6 +186,7 @@ func NewBM25F(opts *Options) (*BM25F, error) {
 		nameWords:   make(map[string][]int32),
 		shortKeys:   make(map[string][]int32),
 		products:    make(map[string]int),
+		productIDs:  make(map[string]int32),
 	}, nil
 }
 
@@ -350,6 +362,10 @@ func (r *BM25F) Add(docs ...Document) {
 		}
 		meta := as[i].meta
 		r.docs[slot] = meta
+		for int(slot) >= len(r.shapes) {
+			r.shapes = append(r.shapes, docShape{})
+		}
+		r.shapes[slot] = docShape{nameTerms: uint8(min(meta.nameTerms, 255)), product: r.productID(meta.product)}
 		for _, k := range meta.keys {
 			r.exact[k] = append(r.exact[k], slot)
 		}
@@ -401,6 +417,21 @@ func (r *BM25F) dropMeta(slot int32) {
 		}
 	}
 	r.docs[slot] = docMeta{}
+	r.shapes[slot] = docShape{}
+}
+
+// productID returns the number of a product term, assigning one on first
+// sight; the empty term is 0.
+func (r *BM25F) productID(p string) int32 {
+	if p == "" {
+		return 0
+	}
+	id, ok := r.productIDs[p]
+	if !ok {
+		id = int32(len(r.productIDs) + 1)
+		r.productIDs[p] = id
+	}
+	return id
 }
 
 // Remove drops documents.
@@ -456,8 +487,7 @@ func (r *BM25F) Search(q Query) Result {
 
 	limit := min(q.Limit, c.n) // no more hits than candidates
 	matchedAny := r.score(pq.slots, &c, s)
-	r.boostNameCoverage(s)
-	r.boostHomeProduct(pq, s)
+	r.scaleScores(pq, s)
 	r.demoteContext(pq, s)
 	top := r.idx.topK(s.touched, s.score, limit+len(exact))
 	hits := make([]Hit, 0, min(limit, len(exact)+len(top)))
@@ -486,11 +516,26 @@ func (r *BM25F) Search(q Query) Result {
 // same words but names more (removeUserFromTeam).
 const nameCoverageBoost = 0.1
 
-// boostNameCoverage scales each scored tool by the share of its name's
-// words that the query matched.
-func (r *BM25F) boostNameCoverage(s *scratch) {
+// scaleScores applies, in one pass over the scored tools, the name
+// coverage factor and, when the query names exactly one product, the home
+// product boost.
+func (r *BM25F) scaleScores(pq parsedQuery, s *scratch) {
+	var home int32 = -1
+	if named := r.namedProducts(pq.words); len(named) == 1 {
+		if id, ok := r.productIDs[named[0]]; ok {
+			home = id
+		}
+	}
 	for _, d := range s.touched {
-		s.score[d] *= nameCoverage(bits.OnesCount64(s.nameHit[d]), r.docs[d].nameTerms)
+		sh := r.shapes[d]
+		f := 1.0
+		if hit := s.alt[d].name; hit != 0 {
+			f = nameCoverage(bits.OnesCount64(hit), int(sh.nameTerms))
+		}
+		if sh.product == home {
+			f *= homeProductBoost
+		}
+		s.score[d] *= f
 	}
 }
 
@@ -508,20 +553,6 @@ func nameCoverage(hit, n int) float64 {
 // server before another server's tools that mention it (a cloud
 // provider's postgres_list, datadog_monitoredresources_list).
 const homeProductBoost = 1.6
-
-// boostHomeProduct scales up the tools of the product a query names when
-// it names exactly one.
-func (r *BM25F) boostHomeProduct(pq parsedQuery, s *scratch) {
-	named := r.namedProducts(pq.words)
-	if len(named) != 1 {
-		return
-	}
-	for _, d := range s.touched {
-		if r.docs[d].product == named[0] {
-			s.score[d] *= homeProductBoost
-		}
-	}
-}
 
 // demoteContext scales down the tools of products a cross-product request
 // names only as context.
@@ -576,18 +607,19 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 				if c.mask[p.slot] {
 					continue
 				}
-				if s.alt[p.slot] == 0 {
+				a := &s.alt[p.slot]
+				if a.sum == 0 {
 					s.altSeen = append(s.altSeen, p.slot)
 				}
-				s.alt[p.slot] += g.weight * weightedTF(w, &p.tf, &lens[p.slot], nm)
+				a.sum += g.weight * weightedTF(w, &p.tf, &lens[p.slot], nm)
 				if p.tf[fieldName] > 0 {
-					s.nameHit[p.slot] |= bit
+					a.name |= bit
 				}
 			}
 		}
 		for _, d := range s.altSeen {
-			keep(d, saturate(plan.groupIDF, s.alt[d]))
-			s.alt[d] = 0
+			keep(d, saturate(plan.groupIDF, s.alt[d].sum))
+			s.alt[d].sum = 0
 		}
 		s.altSeen = s.altSeen[:0]
 		// Each several-word alternative sums its words' scores.
@@ -599,18 +631,19 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 					if c.mask[p.slot] {
 						continue
 					}
-					if s.alt[p.slot] == 0 {
+					a := &s.alt[p.slot]
+					if a.sum == 0 {
 						s.altSeen = append(s.altSeen, p.slot)
 					}
-					s.alt[p.slot] += saturate(idf, weightedTF(&r.weight, &p.tf, &lens[p.slot], nm))
+					a.sum += saturate(idf, weightedTF(&r.weight, &p.tf, &lens[p.slot], nm))
 					if p.tf[fieldName] > 0 {
-						s.nameHit[p.slot] |= bit
+						a.name |= bit
 					}
 				}
 			}
 			for _, d := range s.altSeen {
-				keep(d, ph.weight*s.alt[d])
-				s.alt[d] = 0
+				keep(d, ph.weight*s.alt[d].sum)
+				s.alt[d].sum = 0
 			}
 			s.altSeen = s.altSeen[:0]
 		}
@@ -745,9 +778,10 @@ func (r *BM25F) Explain(q Query, name string) string {
 		}
 		fmt.Fprintf(&b, "%-20q %6.3f  %s\n", sl.surface, best, how)
 	}
-	if f := nameCoverage(nameHits, r.docs[slot].nameTerms); f > 1 {
+	if n := int(r.shapes[slot].nameTerms); nameCoverage(nameHits, n) > 1 {
+		f := nameCoverage(nameHits, n)
 		total *= f
-		fmt.Fprintf(&b, "×%.3f: the query covers %d of the %d words of the tool's name\n", f, min(nameHits, r.docs[slot].nameTerms), r.docs[slot].nameTerms)
+		fmt.Fprintf(&b, "×%.3f: the query covers %d of the %d words of the tool's name\n", f, min(nameHits, n), n)
 	}
 	if named := r.namedProducts(pq.words); len(named) == 1 && r.docs[slot].product == named[0] {
 		total *= homeProductBoost

@@ -192,11 +192,19 @@ type scratch struct {
 	mask    []bool
 	score   []float64
 	slotMax []float64
-	alt     []float64
+	alt     []altAcc
 	flags   []uint64
-	nameHit []uint64
 	touched []int32
 	altSeen []int32
+}
+
+// altAcc accumulates, per document, one query slot's weighted
+// frequencies (sum, reset after each slot) and, across slots, the bit set
+// of the slots that matched the tool's name; kept together because the
+// posting walk writes both.
+type altAcc struct {
+	sum  float64
+	name uint64
 }
 
 type scratchPool struct{ pool sync.Pool }
@@ -211,16 +219,14 @@ func (sp *scratchPool) get(n int) *scratch {
 		s.mask = make([]bool, n)
 		s.score = make([]float64, n)
 		s.slotMax = make([]float64, n)
-		s.alt = make([]float64, n)
+		s.alt = make([]altAcc, n)
 		s.flags = make([]uint64, n)
-		s.nameHit = make([]uint64, n)
 	}
 	s.mask = s.mask[:n]
 	s.score = s.score[:n]
 	s.slotMax = s.slotMax[:n]
 	s.alt = s.alt[:n]
 	s.flags = s.flags[:n]
-	s.nameHit = s.nameHit[:n]
 	return s
 }
 
@@ -229,9 +235,8 @@ func (sp *scratchPool) put(s *scratch) {
 	for _, t := range s.touched {
 		s.score[t] = 0
 		s.slotMax[t] = 0
-		s.alt[t] = 0
+		s.alt[t] = altAcc{}
 		s.flags[t] = 0
-		s.nameHit[t] = 0
 	}
 	clear(s.mask)
 	s.touched = s.touched[:0]
