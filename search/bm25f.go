@@ -3,7 +3,6 @@ package search
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -510,64 +509,6 @@ func (r *BM25F) Search(q Query) Result {
 	return res
 }
 
-// nameCoverageBoost is how much more a tool scores when the query covers
-// every word of its name: a tool whose name the query spells out (get +
-// teams for "linear teams") is more likely meant than one that shares the
-// same words but names more (removeUserFromTeam).
-const nameCoverageBoost = 0.1
-
-// scaleScores applies, in one pass over the scored tools, the name
-// coverage factor and, when the query names exactly one product, the home
-// product boost.
-func (r *BM25F) scaleScores(pq parsedQuery, s *scratch) {
-	var home int32 = -1
-	if named := r.namedProducts(pq.words); len(named) == 1 {
-		if id, ok := r.productIDs[named[0]]; ok {
-			home = id
-		}
-	}
-	for _, d := range s.touched {
-		sh := r.shapes[d]
-		f := 1.0
-		if hit := s.alt[d].name; hit != 0 {
-			f = nameCoverage(bits.OnesCount64(hit), int(sh.nameTerms))
-		}
-		if sh.product == home {
-			f *= homeProductBoost
-		}
-		s.score[d] *= f
-	}
-}
-
-// nameCoverage is the factor for a tool whose name has n distinct words
-// when hit query slots matched one of them.
-func nameCoverage(hit, n int) float64 {
-	if n == 0 || hit == 0 {
-		return 1
-	}
-	return 1 + nameCoverageBoost*min(1, float64(hit)/float64(n))
-}
-
-// homeProductBoost scales the tools of the one product a query names: a
-// request that says "postgres" or "datadog" means that product's own
-// server before another server's tools that mention it (a cloud
-// provider's postgres_list, datadog_monitoredresources_list).
-const homeProductBoost = 1.6
-
-// demoteContext scales down the tools of products a cross-product request
-// names only as context.
-func (r *BM25F) demoteContext(pq parsedQuery, s *scratch) {
-	others := r.contextProducts(pq.words)
-	if len(others) == 0 {
-		return
-	}
-	for _, d := range s.touched {
-		if slices.Contains(others, r.docs[d].product) {
-			s.score[d] *= crossProductDemotion
-		}
-	}
-}
-
 // score adds every candidate's score into s.score and lists the scored
 // documents in s.touched. It returns, per slot, whether any candidate
 // contains any of its terms.
@@ -700,108 +641,6 @@ func (r *BM25F) selectHits(names []string, c *candidates) Result {
 	}
 	return res
 }
-
-// Explain returns a line per query slot with its contribution to the named
-// document's score for q and the frequencies, per field, of the terms that
-// matched. It is a debugging aid; the format may change.
-func (r *BM25F) Explain(q Query, name string) string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	pq := r.parseQuery(q.Text)
-	slot, ok := r.idx.byName[name]
-	if !ok {
-		return fmt.Sprintf("%s is not indexed\n", name)
-	}
-	s := r.scr.get(len(r.idx.slots))
-	defer r.scr.put(s)
-	c := r.idx.candidates(q.Exclude, s)
-	if c.mask[slot] {
-		return fmt.Sprintf("%s is excluded\n", name)
-	}
-	nm := r.normsFor(&c)
-	lens := &r.idx.lens[slot]
-	tfOf := func(list []posting) *[maxFields]uint16 {
-		for i := range list {
-			if list[i].slot == slot {
-				return &list[i].tf
-			}
-		}
-		return nil
-	}
-	var b strings.Builder
-	if pq.selectNames != nil || (pq.exactKey != "" && slices.Contains(r.exact[pq.exactKey], slot)) {
-		fmt.Fprintf(&b, "%s matches the query's tool name exactly and is listed first\n", name)
-		if pq.selectNames != nil {
-			return b.String()
-		}
-	}
-	total := 0.0
-	var missing []string
-	nameHits := 0
-	for _, sl := range pq.slots {
-		plan := r.plan(sl, &c)
-		best, how := 0.0, ""
-		tfw := 0.0
-		nameHit := false
-		var parts []string
-		for _, g := range plan.group {
-			if tf := tfOf(g.list); tf != nil {
-				nameHit = nameHit || tf[fieldName] > 0
-				tfw += g.weight * weightedTF(r.fieldWeights(g.ident), tf, lens, nm)
-				parts = append(parts, fmt.Sprintf("%s×%.1f%v", g.term, g.weight, tf[:numFields]))
-			}
-		}
-		if tfw > 0 {
-			best = saturate(plan.groupIDF, tfw)
-			how = fmt.Sprintf("idf=%.2f %s", plan.groupIDF, strings.Join(parts, " "))
-		}
-		for _, ph := range plan.phrases {
-			v := 0.0
-			parts = parts[:0]
-			for i, list := range ph.lists {
-				if tf := tfOf(list); tf != nil {
-					nameHit = nameHit || tf[fieldName] > 0
-					v += saturate(ph.idfs[i], weightedTF(&r.weight, tf, lens, nm))
-					parts = append(parts, fmt.Sprintf("%s%v", ph.terms[i], tf[:numFields]))
-				}
-			}
-			if v*ph.weight > best {
-				best, how = v*ph.weight, fmt.Sprintf("phrase×%.1f %s", ph.weight, strings.Join(parts, " "))
-			}
-		}
-		total += best
-		if nameHit {
-			nameHits++
-		}
-		if sl.required && best == 0 {
-			missing = append(missing, "+"+sl.surface)
-		}
-		fmt.Fprintf(&b, "%-20q %6.3f  %s\n", sl.surface, best, how)
-	}
-	if n := int(r.shapes[slot].nameTerms); nameCoverage(nameHits, n) > 1 {
-		f := nameCoverage(nameHits, n)
-		total *= f
-		fmt.Fprintf(&b, "×%.3f: the query covers %d of the %d words of the tool's name\n", f, min(nameHits, n), n)
-	}
-	if named := r.namedProducts(pq.words); len(named) == 1 && r.docs[slot].product == named[0] {
-		total *= homeProductBoost
-		fmt.Fprintf(&b, "×%.1f: the query names this tool's product and no other\n", homeProductBoost)
-	}
-	if slices.Contains(r.contextProducts(pq.words), r.docs[slot].product) {
-		total *= crossProductDemotion
-		fmt.Fprintf(&b, "×%.1f: the query names this tool's product only as context\n", crossProductDemotion)
-	}
-	if len(missing) > 0 {
-		total = 0
-		fmt.Fprintf(&b, "dropped: lacks the required %s\n", strings.Join(missing, ", "))
-	}
-	fmt.Fprintf(&b, "total %.3f (frequencies per field: name lead body params server nstext)\n", total)
-	return b.String()
-}
-
-// normTableLen is the field length below which the length normalisation is
-// looked up rather than computed.
-const normTableLen = 512
 
 // norms are the length-normalisation factors of one search: for each field
 // and length, 1 / (1 - b + b × length / average length), tabulated for the

@@ -1,0 +1,109 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Explain returns a line per query slot with its contribution to the named
+// document's score for q and the frequencies, per field, of the terms that
+// matched. It is a debugging aid; the format may change.
+func (r *BM25F) Explain(q Query, name string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	pq := r.parseQuery(q.Text)
+	slot, ok := r.idx.byName[name]
+	if !ok {
+		return fmt.Sprintf("%s is not indexed\n", name)
+	}
+	s := r.scr.get(len(r.idx.slots))
+	defer r.scr.put(s)
+	c := r.idx.candidates(q.Exclude, s)
+	if c.mask[slot] {
+		return fmt.Sprintf("%s is excluded\n", name)
+	}
+	nm := r.normsFor(&c)
+	lens := &r.idx.lens[slot]
+	tfOf := func(list []posting) *[maxFields]uint16 {
+		for i := range list {
+			if list[i].slot == slot {
+				return &list[i].tf
+			}
+		}
+		return nil
+	}
+	var b strings.Builder
+	if pq.selectNames != nil || (pq.exactKey != "" && slices.Contains(r.exact[pq.exactKey], slot)) {
+		fmt.Fprintf(&b, "%s matches the query's tool name exactly and is listed first\n", name)
+		if pq.selectNames != nil {
+			return b.String()
+		}
+	}
+	total := 0.0
+	var missing []string
+	nameHits := 0
+	for _, sl := range pq.slots {
+		plan := r.plan(sl, &c)
+		best, how := 0.0, ""
+		tfw := 0.0
+		nameHit := false
+		var parts []string
+		for _, g := range plan.group {
+			if tf := tfOf(g.list); tf != nil {
+				nameHit = nameHit || tf[fieldName] > 0
+				tfw += g.weight * weightedTF(r.fieldWeights(g.ident), tf, lens, nm)
+				parts = append(parts, fmt.Sprintf("%s×%.1f%v", g.term, g.weight, tf[:numFields]))
+			}
+		}
+		if tfw > 0 {
+			best = saturate(plan.groupIDF, tfw)
+			how = fmt.Sprintf("idf=%.2f %s", plan.groupIDF, strings.Join(parts, " "))
+		}
+		for _, ph := range plan.phrases {
+			v := 0.0
+			parts = parts[:0]
+			for i, list := range ph.lists {
+				if tf := tfOf(list); tf != nil {
+					nameHit = nameHit || tf[fieldName] > 0
+					v += saturate(ph.idfs[i], weightedTF(&r.weight, tf, lens, nm))
+					parts = append(parts, fmt.Sprintf("%s%v", ph.terms[i], tf[:numFields]))
+				}
+			}
+			if v*ph.weight > best {
+				best, how = v*ph.weight, fmt.Sprintf("phrase×%.1f %s", ph.weight, strings.Join(parts, " "))
+			}
+		}
+		total += best
+		if nameHit {
+			nameHits++
+		}
+		if sl.required && best == 0 {
+			missing = append(missing, "+"+sl.surface)
+		}
+		fmt.Fprintf(&b, "%-20q %6.3f  %s\n", sl.surface, best, how)
+	}
+	if n := int(r.shapes[slot].nameTerms); nameCoverage(nameHits, n) > 1 {
+		f := nameCoverage(nameHits, n)
+		total *= f
+		fmt.Fprintf(&b, "×%.3f: the query covers %d of the %d words of the tool's name\n", f, min(nameHits, n), n)
+	}
+	if named := r.namedProducts(pq.words); len(named) == 1 && r.docs[slot].product == named[0] {
+		total *= homeProductBoost
+		fmt.Fprintf(&b, "×%.1f: the query names this tool's product and no other\n", homeProductBoost)
+	}
+	if slices.Contains(r.contextProducts(pq.words), r.docs[slot].product) {
+		total *= crossProductDemotion
+		fmt.Fprintf(&b, "×%.1f: the query names this tool's product only as context\n", crossProductDemotion)
+	}
+	if len(missing) > 0 {
+		total = 0
+		fmt.Fprintf(&b, "dropped: lacks the required %s\n", strings.Join(missing, ", "))
+	}
+	fmt.Fprintf(&b, "total %.3f (frequencies per field: name lead body params server nstext)\n", total)
+	return b.String()
+}
+
+// normTableLen is the field length below which the length normalisation is
+// looked up rather than computed.
+const normTableLen = 512
