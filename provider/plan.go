@@ -74,9 +74,7 @@ type Update struct {
 // whose every tool is deferred.
 func Build(msgs []llm.Message, caps Capabilities) Plan {
 	class := caps.Tools
-	lateReplace := slices.ContainsFunc(msgs[min(1, len(msgs)):], func(m llm.Message) bool {
-		return m.Role == llm.RoleSystem && m.Replace
-	})
+	lateReplace := transcript.LateReplace(msgs)
 	head, hasHead := transcript.Leading(msgs)
 	switch {
 	case lateReplace:
@@ -162,48 +160,16 @@ func changesUpdate(_ int, m *llm.Message) *Update {
 // are the top-level list, and only additions after it are anchored in
 // place. Until the next removal, later requests extend this one.
 func (p *Plan) buildAdditions(msgs []llm.Message, rest int) {
-	promoted := -1
-	avail := map[string]llm.Tool{}
-	var order []string
-	apply := func(m *llm.Message) (nonAdditive bool) {
-		for _, r := range m.ToolsRemoved {
-			if _, ok := avail[r.Name]; ok {
-				nonAdditive = true
-				delete(avail, r.Name)
-				order = slices.DeleteFunc(order, func(n string) bool { return n == r.Name })
-			}
-		}
-		for _, t := range m.ToolsAdded {
-			if old, ok := avail[t.Name]; ok {
-				if !old.Equal(t) {
-					nonAdditive = true
-				}
-			} else {
-				order = append(order, t.Name)
-			}
-			avail[t.Name] = t
-		}
-		return nonAdditive
-	}
-	var promotedTools []llm.Tool
-	for i := range msgs {
-		if msgs[i].Role != llm.RoleSystem {
-			continue
-		}
-		if apply(&msgs[i]) && i >= rest {
-			promoted = i
-			promotedTools = promotedTools[:0]
-			for _, n := range order {
-				promotedTools = append(promotedTools, avail[n])
-			}
-		}
+	promoted, promotedTools := transcript.LastNonAdditive(msgs)
+	if promoted < rest {
+		promoted = -1 // the head itself is where the conversation starts
 	}
 	if promoted < 0 {
 		if rest > 0 {
 			p.Tools = slices.Clone(msgs[0].ToolsAdded)
 		}
 	} else {
-		p.Tools = slices.Clone(promotedTools)
+		p.Tools = promotedTools
 	}
 	loaded := map[string]llm.Tool{}
 	for _, t := range p.Tools {

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolshelf/toolshelf/llm"
@@ -154,4 +155,72 @@ func Collapse(msgs []llm.Message) []llm.Message {
 		}
 	}
 	return out
+}
+
+// LateReplace reports whether a legacy replace system message follows the
+// head; such a transcript can only be sent collapsed.
+func LateReplace(msgs []llm.Message) bool {
+	return slices.ContainsFunc(msgs[min(1, len(msgs)):], func(m llm.Message) bool {
+		return m.Role == llm.RoleSystem && m.Replace
+	})
+}
+
+// Resolve returns the transcript as a provider can take it: unchanged when
+// it accepts system messages mid-conversation, collapsed otherwise or when
+// a legacy replace message follows the head (the reference's
+// resolveTranscript).
+func Resolve(msgs []llm.Message, midConversation bool) []llm.Message {
+	if midConversation && !LateReplace(msgs) {
+		return msgs
+	}
+	return Collapse(msgs)
+}
+
+// LastNonAdditive returns the index of the last system message that
+// removes an available tool or redeclares one with a different
+// definition, and the tools available right after it, in order; -1 and
+// nil when the transcript has only ever added tools. An identical
+// redeclaration stays additive (the reference's TR-3 variant).
+func LastNonAdditive(msgs []llm.Message) (index int, available []llm.Tool) {
+	index = -1
+	var s State
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role != llm.RoleSystem {
+			continue
+		}
+		nonAdditive := slices.ContainsFunc(m.ToolsRemoved, func(r llm.ToolRef) bool {
+			_, ok := s.Tool(r.Name)
+			return ok
+		})
+		for _, t := range m.ToolsAdded {
+			if old, ok := s.Tool(t.Name); ok && !old.Equal(t) {
+				nonAdditive = true
+			}
+		}
+		s.Apply(m)
+		if nonAdditive {
+			index, available = i, s.Tools()
+		}
+	}
+	return index, available
+}
+
+// ResolveTools decides, as the reference's resolveTranscriptTools does,
+// where a provider that can add tools mid-conversation declares them: when
+// it can and the transcript has only ever added tools, the request's tool
+// list is the head's tools and later additions are anchored in place
+// (anchors is true); otherwise the request's tool list is the complete
+// current set. toolshelf's additions class goes further (package provider
+// promotes once, from [LastNonAdditive], and anchors again after it).
+func ResolveTools(msgs []llm.Message, supportsAdditions bool) (requestTools []llm.Tool, anchors bool) {
+	if supportsAdditions {
+		if i, _ := LastNonAdditive(msgs); i < 0 {
+			if head, ok := Leading(msgs); ok {
+				return slices.Clone(head.ToolsAdded), true
+			}
+			return nil, true
+		}
+	}
+	return CurrentTools(msgs), false
 }

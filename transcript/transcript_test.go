@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -231,4 +232,69 @@ func indexOf(ts []llm.Tool, name string) int {
 		}
 	}
 	return -1
+}
+
+func TestResolve(t *testing.T) {
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Content: []llm.Part{llm.Text("base")}, ToolsAdded: []llm.Tool{tl("a", "A")}},
+		llm.UserText("q", 1),
+		{Role: llm.RoleSystem, Content: []llm.Part{llm.Text("more")}, ToolsAdded: []llm.Tool{tl("b", "B")}, Timestamp: 2},
+		llm.UserText("r", 3),
+	}
+	if len(transcript.Resolve(msgs, true)) != 4 || len(transcript.Resolve(msgs, false)) != 3 {
+		t.Error("Resolve keeps mid-conversation messages only when supported")
+	}
+	if transcript.LateReplace(msgs) {
+		t.Error("LateReplace without a replace message")
+	}
+	legacy := append(slices.Clone(msgs), llm.Message{Role: llm.RoleSystem, Replace: true})
+	if !transcript.LateReplace(legacy) || len(transcript.Resolve(legacy, true)) != 3 {
+		t.Error("a late replace message does not force a collapse")
+	}
+	head := []llm.Message{{Role: llm.RoleSystem, Replace: true}}
+	if transcript.LateReplace(head) || transcript.LateReplace(nil) {
+		t.Error("a replace head is not late")
+	}
+}
+
+func TestLastNonAdditiveAndResolveTools(t *testing.T) {
+	head := sys([]llm.Tool{tl("a", "A")})
+	user := llm.UserText("q", 1)
+	tests := []struct {
+		name      string
+		msgs      []llm.Message
+		index     int
+		available []string
+		anchors   bool
+		request   []string // ResolveTools with additions supported
+	}{
+		{"additions only", []llm.Message{head, user, sys([]llm.Tool{tl("b", "B")})}, -1, nil, true, []string{"a"}},
+		{"identical redeclaration stays additive (TR-3)", []llm.Message{head, user, sys([]llm.Tool{tl("a", "A"), tl("b", "B")})},
+			-1, nil, true, []string{"a"}},
+		{"removal", []llm.Message{head, user, sys([]llm.Tool{tl("b", "B")}), user, sys(nil, "a"), user},
+			4, []string{"b"}, false, []string{"b"}},
+		{"redefinition keeps its position", []llm.Message{head, user, sys([]llm.Tool{tl("b", "B")}), sys([]llm.Tool{tl("a", "changed")})},
+			3, []string{"a", "b"}, false, []string{"a", "b"}},
+		{"the last of several", []llm.Message{head, sys(nil, "a"), user, sys([]llm.Tool{tl("a", "A")}), sys([]llm.Tool{tl("c", "C")}, "a")},
+			4, []string{"c"}, false, []string{"c"}},
+		{"removing what is not there changes nothing", []llm.Message{head, user, sys(nil, "zzz")}, -1, nil, true, []string{"a"}},
+	}
+	for _, tt := range tests {
+		i, avail := transcript.LastNonAdditive(tt.msgs)
+		if i != tt.index || !slices.Equal(names(avail), tt.available) {
+			t.Errorf("%s: LastNonAdditive = %d %v, want %d %v", tt.name, i, names(avail), tt.index, tt.available)
+		}
+		req, anchors := transcript.ResolveTools(tt.msgs, true)
+		if anchors != tt.anchors || !slices.Equal(names(req), tt.request) {
+			t.Errorf("%s: ResolveTools = %v %v, want %v %v", tt.name, names(req), anchors, tt.request, tt.anchors)
+		}
+		// Without additions the request always carries the current set.
+		req, anchors = transcript.ResolveTools(tt.msgs, false)
+		if anchors || !slices.Equal(names(req), names(transcript.CurrentTools(tt.msgs))) {
+			t.Errorf("%s: without additions ResolveTools = %v %v", tt.name, names(req), anchors)
+		}
+	}
+	if req, anchors := transcript.ResolveTools([]llm.Message{user}, true); req != nil || !anchors {
+		t.Errorf("no head: %v %v", names(req), anchors)
+	}
 }
