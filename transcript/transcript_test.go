@@ -143,13 +143,19 @@ func TestDiffSections(t *testing.T) {
 	}
 }
 
-func TestCollapse(t *testing.T) {
-	msgs := []llm.Message{
+// withUpdate is a head, a user message, a mid-conversation update that
+// adds a tool and another user message.
+func withUpdate() []llm.Message {
+	return []llm.Message{
 		{Role: llm.RoleSystem, Content: []llm.Part{llm.Text("base")}, ToolsAdded: []llm.Tool{tl("a", "A")}},
 		llm.UserText("q", 1),
 		{Role: llm.RoleSystem, Content: []llm.Part{llm.Text("more")}, ToolsAdded: []llm.Tool{tl("b", "B")}, Timestamp: 2},
 		llm.UserText("r", 3),
 	}
+}
+
+func TestCollapse(t *testing.T) {
+	msgs := withUpdate()
 	got := transcript.Collapse(msgs)
 	if len(got) != 3 || got[0].Role != llm.RoleSystem || got[1].Role != llm.RoleUser || got[2].Role != llm.RoleUser {
 		t.Fatalf("collapse = %+v", got)
@@ -235,12 +241,7 @@ func indexOf(ts []llm.Tool, name string) int {
 }
 
 func TestResolve(t *testing.T) {
-	msgs := []llm.Message{
-		{Role: llm.RoleSystem, Content: []llm.Part{llm.Text("base")}, ToolsAdded: []llm.Tool{tl("a", "A")}},
-		llm.UserText("q", 1),
-		{Role: llm.RoleSystem, Content: []llm.Part{llm.Text("more")}, ToolsAdded: []llm.Tool{tl("b", "B")}, Timestamp: 2},
-		llm.UserText("r", 3),
-	}
+	msgs := withUpdate()
 	if len(transcript.Resolve(msgs, true)) != 4 || len(transcript.Resolve(msgs, false)) != 3 {
 		t.Error("Resolve keeps mid-conversation messages only when supported")
 	}
