@@ -29,13 +29,13 @@ var CallTool = llm.Tool{
 // tools' definitions as compact JSON in its text; assistant calls of
 // tools outside the head are rewritten as call_tool calls.
 func (p *Plan) buildBridge(msgs []llm.Message, rest int, initial []llm.Tool) {
-	p.bridgeHead = map[string]bool{}
+	head := map[string]bool{}
 	for _, t := range initial {
 		if t.Name == CallToolName {
 			continue // the head's call_tool is the bridge's own
 		}
 		p.Tools = append(p.Tools, t)
-		p.bridgeHead[t.Name] = true
+		head[t.Name] = true
 	}
 	p.Tools = append(p.Tools, CallTool)
 	p.addMessages(msgs[rest:], func(_ int, m *llm.Message) *Update {
@@ -46,7 +46,7 @@ func (p *Plan) buildBridge(msgs []llm.Message, rest int, initial []llm.Tool) {
 		if m == nil || m.Role != llm.RoleAssistant {
 			continue
 		}
-		if w, ok := p.wrapCalls(m); ok {
+		if w, ok := wrapCalls(m, head); ok {
 			p.Entries[i].Message = w
 		}
 	}
@@ -68,17 +68,7 @@ func bridgeText(m *llm.Message) string {
 		}
 		parts = append(parts, b.String())
 	}
-	var removed []string
-	for _, r := range m.ToolsRemoved {
-		readded := false
-		for _, t := range m.ToolsAdded {
-			readded = readded || t.Name == r.Name
-		}
-		if !readded {
-			removed = append(removed, r.Name)
-		}
-	}
-	if len(removed) > 0 {
+	if removed := withdrawn(m); len(removed) > 0 {
 		parts = append(parts, "Tools no longer available: "+strings.Join(removed, ", ")+".")
 	}
 	return strings.Join(parts, "\n\n")
@@ -87,38 +77,19 @@ func bridgeText(m *llm.Message) string {
 // compactDefinition writes {"name","description","parameters"} as compact
 // JSON, the schema's key order kept.
 func compactDefinition(t llm.Tool) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"name":`)
-	b.Write(marshalString(t.Name))
-	if t.Description != "" {
-		b.WriteString(`,"description":`)
-		b.Write(marshalString(t.Description))
-	}
-	b.WriteString(`,"parameters":`)
-	var params bytes.Buffer
-	if len(t.Parameters) == 0 || json.Compact(&params, t.Parameters) != nil {
-		params.Reset()
-		params.WriteString(`{"type":"object","properties":{}}`)
-	}
-	b.Write(params.Bytes())
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-func marshalString(s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return JSON(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}{t.Name, t.Description, CompactSchema(t)})
 }
 
 // wrapCalls returns a copy of an assistant message whose calls of tools
 // outside the bridge head are call_tool calls, and whether it changed.
-func (p *Plan) wrapCalls(m *llm.Message) (*llm.Message, bool) {
+func wrapCalls(m *llm.Message, head map[string]bool) (*llm.Message, bool) {
 	var out *llm.Message
 	for j, part := range m.Content {
-		if part.Type != llm.PartToolCall || part.ToolCall == nil || p.bridgeHead[part.ToolCall.Name] ||
+		if part.Type != llm.PartToolCall || part.ToolCall == nil || head[part.ToolCall.Name] ||
 			part.ToolCall.Name == CallToolName { // one the runtime could not unwrap stays as written
 			continue
 		}
@@ -129,7 +100,7 @@ func (p *Plan) wrapCalls(m *llm.Message) (*llm.Message, bool) {
 		tc := *part.ToolCall
 		var b bytes.Buffer
 		b.WriteString(`{"name":`)
-		b.Write(marshalString(tc.Name))
+		b.Write(JSON(tc.Name))
 		b.WriteString(`,"arguments":`)
 		b.Write(ArgumentsObject(tc.Arguments))
 		b.WriteByte('}')

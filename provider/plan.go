@@ -33,8 +33,6 @@ type Plan struct {
 	// UpdatesAsUser reports that updates must travel as user text, because
 	// the model takes no system text mid-conversation (bridge only).
 	UpdatesAsUser bool
-	// bridgeHead holds the names the bridge head declares directly.
-	bridgeHead map[string]bool
 }
 
 // Entry is one message after the head: a conversation message or an update.
@@ -89,10 +87,10 @@ func Build(msgs []llm.Message, caps Capabilities) Plan {
 	}
 	p := Plan{Class: class}
 	if class == llm.ToolsNone {
-		collapsed := transcript.Collapse(msgs)
-		if h, ok := transcript.Leading(collapsed); ok {
+		// The collapsed head: the replay of every system message.
+		if h, ok := transcript.CurrentSystemMessage(msgs); ok {
 			p.System = transcript.SystemText(&h)
-			p.Tools = slices.Clone(h.ToolsAdded)
+			p.Tools = h.ToolsAdded
 		}
 		p.addMessages(msgs, nil)
 		return p
@@ -144,14 +142,20 @@ func textUpdate(_ int, m *llm.Message) *Update {
 }
 
 func changesUpdate(_ int, m *llm.Message) *Update {
-	u := &Update{Text: transcript.RenderUpdate(m), Added: slices.Clone(m.ToolsAdded)}
+	return &Update{Text: transcript.RenderUpdate(m), Added: slices.Clone(m.ToolsAdded), Removed: withdrawn(m)}
+}
+
+// withdrawn returns the names an update removes and does not re-add in the
+// same message (that is a redefinition), each once, in order.
+func withdrawn(m *llm.Message) []string {
+	var out []string
 	for _, r := range m.ToolsRemoved {
 		if !slices.ContainsFunc(m.ToolsAdded, func(t llm.Tool) bool { return t.Name == r.Name }) &&
-			!slices.Contains(u.Removed, r.Name) {
-			u.Removed = append(u.Removed, r.Name)
+			!slices.Contains(out, r.Name) {
+			out = append(out, r.Name)
 		}
 	}
-	return u
+	return out
 }
 
 // buildAdditions renders the additions class with one promotion per

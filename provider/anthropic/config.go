@@ -8,6 +8,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
 
@@ -62,6 +63,8 @@ type Model struct {
 	caps   provider.Capabilities
 	client sdk.Client
 }
+
+var _ llm.Model = (*Model)(nil)
 
 // New checks a configuration and returns its Model. It sends nothing.
 func New(cfg Config) (*Model, error) {

@@ -59,8 +59,3 @@ func TestNewCapabilities(t *testing.T) {
 		})
 	}
 }
-
-// TestModelIsAnLLMModel keeps the adapter assignable to the interface.
-func TestModelIsAnLLMModel(t *testing.T) {
-	var _ llm.Model = newModel(t, Config{})
-}

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -38,15 +37,11 @@ func (m *Model) RequestBody(req *llm.Request) ([]byte, error) {
 // body marshals parameters as the SDK's streaming call sends them: the
 // SDK appends "stream":true to the marshalled parameters.
 func body(p sdk.BetaMessageNewParams) ([]byte, error) {
-	b, err := p.MarshalJSON()
+	b, err := provider.StreamBody(p)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
 	}
-	b = bytes.TrimSuffix(bytes.TrimSpace(b), []byte("}"))
-	if len(b) > 1 {
-		b = append(b, ',')
-	}
-	return append(b, `"stream":true}`...), nil
+	return b, nil
 }
 
 // render arranges the transcript with provider.Build and translates the

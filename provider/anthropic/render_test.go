@@ -248,8 +248,8 @@ func renderCases() []renderCase {
 			check: func(t *testing.T, w wire) {
 				wantRoles(t, w, "user", "assistant", "user", "system")
 				wantBlocks(t, w.last(), "tool_addition", "tool_addition")
-				if s := w.last().Content[1].Tool.Definition.InputSchema; string(s) != emptySchema {
-					t.Errorf("a tool without parameters should get %s, got %s", emptySchema, s)
+				if s := w.last().Content[1].Tool.Definition.InputSchema; string(s) != provider.EmptySchema {
+					t.Errorf("a tool without parameters should get %s, got %s", provider.EmptySchema, s)
 				}
 				// The tool results, where the previous request ended, carry
 				// the second conversation breakpoint.
@@ -484,7 +484,7 @@ func checkSchemas(t *testing.T, body []byte, msgs []llm.Message) {
 			continue
 		}
 		if len(params) == 0 {
-			params = json.RawMessage(emptySchema)
+			params = json.RawMessage(provider.EmptySchema)
 		}
 		var want bytes.Buffer
 		if err := json.Compact(&want, params); err != nil {

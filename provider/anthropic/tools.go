@@ -9,6 +9,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/provider"
 )
 
 // PlaceholderToolName is the deferred tool declared in every request of the
@@ -23,9 +24,6 @@ const (
 	placeholderDescription = "Reserved placeholder. Never available. Never call this."
 	placeholderSchema      = `{"type":"object","properties":{},"required":[]}`
 )
-
-// emptySchema is the input schema of a tool declared without parameters.
-const emptySchema = `{"type":"object","properties":{}}`
 
 // toolParam converts a declaration. The schema is passed through as raw
 // JSON (param.Override), so its keys keep their order and no field the SDK
@@ -50,13 +48,13 @@ func toolParam(t llm.Tool) (*sdk.BetaToolParam, error) {
 func inputSchema(t llm.Tool) (json.RawMessage, error) {
 	raw := bytes.TrimSpace(t.Parameters)
 	if len(raw) == 0 || string(raw) == "null" {
-		return json.RawMessage(emptySchema), nil
+		return json.RawMessage(provider.EmptySchema), nil
 	}
 	if !json.Valid(raw) {
 		return nil, fmt.Errorf("anthropic: tool %q: its parameters are not valid JSON: fix the tool's JSON Schema", t.Name)
 	}
 	if raw[0] != '{' {
-		return nil, fmt.Errorf("anthropic: tool %q: its parameters are not a JSON object: declare a JSON Schema object such as %s", t.Name, emptySchema)
+		return nil, fmt.Errorf("anthropic: tool %q: its parameters are not a JSON object: declare a JSON Schema object such as %s", t.Name, provider.EmptySchema)
 	}
 	return json.RawMessage(raw), nil
 }

@@ -43,7 +43,7 @@ func (m *Chat) RequestBody(req *llm.Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return streamBody(params)
+	return provider.StreamBody(params)
 }
 
 // Stream sends the request and yields the answer's events; see
@@ -234,7 +234,7 @@ func (r *chatRenderer) update(plan *provider.Plan, u *provider.Update) {
 		for i, t := range u.Added {
 			tools[i] = chatToolJSON(t)
 		}
-		m := param.Override[openai.ChatCompletionSystemMessageParam](marshal(struct {
+		m := param.Override[openai.ChatCompletionSystemMessageParam](provider.JSON(struct {
 			Role  string `json:"role"`
 			Tools []any  `json:"tools"`
 		}{"system", tools}))

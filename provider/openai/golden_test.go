@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -299,16 +298,6 @@ func TestSchemaBytes(t *testing.T) {
 			if !strings.Contains(string(body), w) {
 				t.Errorf("%s %s body lacks %s:\n%s", tt.api, tt.caps.Anchor, w, body)
 			}
-		}
-	}
-}
-
-// TestEmptySchema checks the schema sent for a tool without one.
-func TestEmptySchema(t *testing.T) {
-	for _, params := range []json.RawMessage{nil, json.RawMessage(`  `), json.RawMessage(`{not json`)} {
-		got := string(schema(llm.Tool{Name: "x", Parameters: params}))
-		if got != emptySchema {
-			t.Errorf("schema(%q) = %s, want %s", params, got, emptySchema)
 		}
 	}
 }

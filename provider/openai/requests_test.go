@@ -239,10 +239,15 @@ func TestNilRequest(t *testing.T) {
 		if _, err := a.RequestBody(nil); err == nil {
 			t.Errorf("%s: RequestBody(nil) succeeded", api)
 		}
+		var errs int
 		for _, err := range a.Stream(context.Background(), nil) {
 			if err == nil {
 				t.Errorf("%s: Stream(nil) yielded an event", api)
 			}
+			errs++
+		}
+		if errs != 1 {
+			t.Errorf("%s: Stream(nil) yielded %d errors, want one", api, errs)
 		}
 	}
 }

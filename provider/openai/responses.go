@@ -45,7 +45,7 @@ func (m *Responses) RequestBody(req *llm.Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return streamBody(params)
+	return provider.StreamBody(params)
 }
 
 // Stream sends the request and yields the answer's events; see

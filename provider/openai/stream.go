@@ -1,10 +1,8 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -75,24 +73,6 @@ func run[T any](ctx context.Context, api provider.API, stream *ssestream.Stream[
 	if start() {
 		emit(evs)
 	}
-}
-
-// streamBody returns the body the SDK sends for params: their JSON with
-// "stream": true appended, as the SDK's streaming methods add it.
-func streamBody(params json.Marshaler) ([]byte, error) {
-	b, err := params.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	b = bytes.TrimSpace(b)
-	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
-		return nil, fmt.Errorf("request body is not a JSON object: %.40s", b)
-	}
-	out := bytes.Clone(b[:len(b)-1])
-	if len(bytes.TrimSpace(out)) > 1 {
-		out = append(out, ',')
-	}
-	return append(out, `"stream":true}`...), nil
 }
 
 // dataURL returns an image part as a data URL.

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -29,7 +30,6 @@ type responsesDecoder struct {
 
 // responsesItem is the decoding state of one output item.
 type responsesItem struct {
-	typ     string
 	part    int           // the reasoning or tool call part; -1 before it exists
 	text    map[int64]int // content_index → text part
 	args    strings.Builder
@@ -47,14 +47,11 @@ func newResponsesDecoder(plan *provider.Plan, model string) *responsesDecoder {
 }
 
 // item returns the state of an output item, created on first sight.
-func (d *responsesDecoder) item(index int64, typ string) *responsesItem {
+func (d *responsesDecoder) item(index int64) *responsesItem {
 	it, ok := d.items[index]
 	if !ok {
-		it = &responsesItem{typ: typ, part: -1, text: map[int64]int{}}
+		it = &responsesItem{part: -1, text: map[int64]int{}}
 		d.items[index] = it
-	}
-	if it.typ == "" {
-		it.typ = typ
 	}
 	return it
 }
@@ -80,7 +77,7 @@ func (d *responsesDecoder) handle(ev responses.ResponseStreamEventUnion) ([]llm.
 	case "response.reasoning_text.delta":
 		return d.thinkingDelta(ev.OutputIndex, "text", ev.ContentIndex, ev.Delta), nil
 	case "response.function_call_arguments.delta":
-		d.item(ev.OutputIndex, "function_call").args.WriteString(ev.Delta)
+		d.item(ev.OutputIndex).args.WriteString(ev.Delta)
 	case "response.output_item.done":
 		return d.itemDone(ev.OutputIndex, ev.Item), nil
 	case "response.completed", "response.incomplete":
@@ -100,7 +97,7 @@ func (d *responsesDecoder) handle(ev responses.ResponseStreamEventUnion) ([]llm.
 // added opens an output item: reasoning and function calls get their part
 // now, so parts keep the order of the items.
 func (d *responsesDecoder) added(index int64, item responses.ResponseOutputItemUnion) {
-	it := d.item(index, item.Type)
+	it := d.item(index)
 	switch item.Type {
 	case "reasoning":
 		if it.part < 0 {
@@ -116,7 +113,7 @@ func (d *responsesDecoder) added(index int64, item responses.ResponseOutputItemU
 
 // textPart returns the text part of a content part, created on first use.
 func (d *responsesDecoder) textPart(index, content int64) int {
-	it := d.item(index, "message")
+	it := d.item(index)
 	i, ok := it.text[content]
 	if !ok {
 		i = d.newPart(llm.Part{Type: llm.PartText})
@@ -136,7 +133,7 @@ func (d *responsesDecoder) textDelta(index, content int64, delta string) []llm.E
 
 // textDone fills a content part that arrived without deltas.
 func (d *responsesDecoder) textDone(index, content int64, text string) []llm.Event {
-	if _, ok := d.item(index, "message").text[content]; ok {
+	if _, ok := d.item(index).text[content]; ok {
 		return nil
 	}
 	return d.textDelta(index, content, text)
@@ -148,7 +145,7 @@ func (d *responsesDecoder) thinkingDelta(index int64, kind string, section int64
 	if delta == "" {
 		return nil
 	}
-	it := d.item(index, "reasoning")
+	it := d.item(index)
 	if it.part < 0 {
 		it.part = d.newPart(llm.Part{Type: llm.PartThinking})
 	}
@@ -166,7 +163,7 @@ func (d *responsesDecoder) thinkingDelta(index int64, kind string, section int64
 // reasoning item is stored whole in its part's signature so that the next
 // request can replay it; text that came without deltas is filled in.
 func (d *responsesDecoder) itemDone(index int64, item responses.ResponseOutputItemUnion) []llm.Event {
-	it := d.item(index, item.Type)
+	it := d.item(index)
 	switch item.Type {
 	case "function_call":
 		args := item.Arguments.OfString
@@ -176,7 +173,7 @@ func (d *responsesDecoder) itemDone(index int64, item responses.ResponseOutputIt
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}
-		call := llm.ToolCall{ID: first(item.CallID, it.callID), Name: first(item.Name, it.name), Arguments: json.RawMessage(args)}
+		call := llm.ToolCall{ID: cmp.Or(item.CallID, it.callID), Name: cmp.Or(item.Name, it.name), Arguments: json.RawMessage(args)}
 		call = d.plan.Unwrap(call)
 		if it.part < 0 {
 			it.part = d.newPart(llm.Part{Type: llm.PartToolCall})
@@ -258,14 +255,4 @@ func usage(input, cacheRead, cacheWrite, output int64) *llm.Usage {
 		CacheWrite: int(cacheWrite),
 		Output:     int(output),
 	}
-}
-
-// first returns the first non-empty string.
-func first(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
 
 	"github.com/openai/openai-go/v3"
@@ -9,6 +8,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/provider"
 )
 
 // How schemas pass through the SDK: the SDK declares a tool's parameters
@@ -18,34 +18,6 @@ import (
 // schema embedded as the bytes the transcript holds (compacted, key order
 // and characters kept), and handed to the SDK with param.Override, which
 // makes the param struct marshal as exactly those bytes.
-
-// emptySchema is sent for a declaration without a usable schema: a tool
-// that takes no arguments.
-const emptySchema = `{"type":"object","properties":{}}`
-
-// schema returns a declaration's JSON Schema as compact JSON with its key
-// order kept, or the empty object schema when it has none or it is not
-// valid JSON.
-func schema(t llm.Tool) json.RawMessage {
-	var b bytes.Buffer
-	if len(bytes.TrimSpace(t.Parameters)) == 0 || json.Compact(&b, t.Parameters) != nil {
-		return json.RawMessage(emptySchema)
-	}
-	return b.Bytes()
-}
-
-// marshal writes v as compact JSON without HTML escaping, as the SDK
-// writes the rest of the body.
-func marshal(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		// Only the types below are marshalled, and they always encode.
-		panic("openai: marshal: " + err.Error())
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
 
 // responsesFunction is a Responses function tool on the wire.
 type responsesFunction struct {
@@ -60,8 +32,8 @@ type responsesFunction struct {
 // responsesTool converts a declaration into a Responses function tool;
 // deferred marks it defer_loading, as a tool_search_output carries it.
 func responsesTool(t llm.Tool, deferred bool) *responses.FunctionToolParam {
-	f := param.Override[responses.FunctionToolParam](marshal(responsesFunction{
-		Type: "function", Name: t.Name, Description: t.Description, Parameters: schema(t), DeferLoading: deferred,
+	f := param.Override[responses.FunctionToolParam](provider.JSON(responsesFunction{
+		Type: "function", Name: t.Name, Description: t.Description, Parameters: provider.CompactSchema(t), DeferLoading: deferred,
 	}))
 	return &f
 }
@@ -89,8 +61,8 @@ type chatFunction struct {
 // chatToolJSON writes a declaration as a Chat Completions function tool.
 func chatToolJSON(t llm.Tool) json.RawMessage {
 	f := chatFunction{Type: "function"}
-	f.Function.Name, f.Function.Description, f.Function.Parameters = t.Name, t.Description, schema(t)
-	return marshal(f)
+	f.Function.Name, f.Function.Description, f.Function.Parameters = t.Name, t.Description, provider.CompactSchema(t)
+	return provider.JSON(f)
 }
 
 // chatTools converts declarations into the top-level tools field.

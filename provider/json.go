@@ -1,0 +1,56 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolshelf/toolshelf/llm"
+)
+
+// EmptySchema is the JSON Schema sent for a tool that declares no usable
+// parameters: an object without properties.
+const EmptySchema = `{"type":"object","properties":{}}`
+
+// CompactSchema returns a declaration's JSON Schema as compact JSON with
+// its key order kept, or [EmptySchema] when it has none, declares null or
+// is not valid JSON.
+func CompactSchema(t llm.Tool) json.RawMessage {
+	raw := bytes.TrimSpace(t.Parameters)
+	var b bytes.Buffer
+	if len(raw) == 0 || string(raw) == "null" || json.Compact(&b, raw) != nil {
+		return json.RawMessage(EmptySchema)
+	}
+	return b.Bytes()
+}
+
+// JSON writes v as compact JSON without HTML escaping, as the SDKs write
+// request bodies. It is for values that always encode (strings, structs of
+// them, raw JSON); it panics otherwise.
+func JSON(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic("provider: JSON: " + err.Error())
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// StreamBody returns the body an SDK's streaming call sends for params:
+// their JSON object with "stream": true appended.
+func StreamBody(params json.Marshaler) ([]byte, error) {
+	b, err := params.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return nil, fmt.Errorf("request body is not a JSON object: %.40s", b)
+	}
+	out := bytes.Clone(b[:len(b)-1])
+	if len(bytes.TrimSpace(out)) > 1 {
+		out = append(out, ',')
+	}
+	return append(out, `"stream":true}`...), nil
+}
