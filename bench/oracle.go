@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/selection"
+	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
@@ -96,10 +97,8 @@ func (p *plan) selection(turns []emulator.Turn) *emulator.Reply {
 	var names []string
 	switch {
 	case strings.HasPrefix(last, selection.GroupRequest):
-		for _, n := range p.names {
-			if i := strings.Index(strings.TrimPrefix(n, "mcp__"), "__"); i >= 0 {
-				names = append(names, n[:len("mcp__")+i])
-			}
+		for _, st := range p.task.Steps {
+			names = append(names, tool.NamespaceName(st.Server))
 		}
 	case strings.HasPrefix(last, selection.ToolRequest):
 		names = slices.Clone(p.names)

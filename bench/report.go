@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
+	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
 // TaskResult is what one task cost and achieved in one run.
@@ -120,7 +121,7 @@ func newReport(cfg Config, runs []*RunResult) *Report {
 func loadString(cfg Config) string {
 	l := cfg.Load
 	if l.Max == 0 && l.Relative == 0 {
-		return "every match up to the limit (8)"
+		return fmt.Sprintf("every match up to the limit (%d)", toolsearch.DefaultLimit)
 	}
 	parts := []string{}
 	if l.Max > 0 {
@@ -301,7 +302,7 @@ func (r *RunResult) Found() float64 {
 	if r.Total.Steps == 0 {
 		return 0
 	}
-	return float64(r.Total.Steps-r.Total.Failed) / float64(r.Total.Steps)
+	return float64(r.Total.Done) / float64(r.Total.Steps)
 }
 
 // comparedRuns returns the search and reference runs of one class, the
@@ -322,10 +323,10 @@ func (rep *Report) referenceNote() string {
 	if s == nil {
 		return ""
 	}
-	return fmt.Sprintf("search against the reference's tool_search (pi BM25, loading every match up to 8), %s class: "+
-		"tools loaded per task %.1f vs %.1f, steps found within the step's two queries %.1f%% vs %.1f%% (%d vs %d failed of %d), "+
+	return fmt.Sprintf("search against the reference's tool_search (pi BM25, loading every match up to %d), %s class: "+
+		"tools loaded per task %.1f vs %.1f, steps found with the step's queries %.1f%% vs %.1f%% (%d vs %d failed of %d), "+
 		"tool-definition tokens %d vs %d.",
-		s.Class, s.LoadedPerTask(), ref.LoadedPerTask(), 100*s.Found(), 100*ref.Found(), s.Total.Failed, ref.Total.Failed,
+		toolsearch.DefaultLimit, s.Class, s.LoadedPerTask(), ref.LoadedPerTask(), 100*s.Found(), 100*ref.Found(), s.Total.Failed, ref.Total.Failed,
 		s.Total.Steps, s.Total.ToolTokens, ref.Total.ToolTokens)
 }
 
@@ -355,43 +356,39 @@ func (rep *Report) skipped() int {
 	return n
 }
 
-// Summary is the report's last line: search against full on the changes
-// class (tool tokens, overhead, failed steps) and prefix preservation of
-// search under changes and bridge.
+// Summary is the report's last line: search against full (tool tokens,
+// overhead, failed steps) on the changes class, or the first class search
+// ran in, and search's prefix preservation under changes and bridge; then,
+// when they ran, search against the reference (tools loaded per task,
+// steps found) and search against select+lock (multi-step tool tokens per
+// request on changes, select+lock's preservation).
 func (rep *Report) Summary() string {
-	na := func(ok bool, v string) string {
-		if !ok {
-			return "n/a"
-		}
-		return v
-	}
 	s := rep.Run(Search, llm.ToolsChanges)
-	if s == nil && len(rep.Runs) > 0 {
-		for _, r := range rep.Runs {
-			if r.Strategy == Search {
-				s = r
-				break
-			}
+	for _, r := range rep.Runs {
+		if s != nil {
+			break
+		}
+		if r.Strategy == Search {
+			s = r
 		}
 	}
-	share, shareOK := 0.0, false
-	overhead, failed := "n/a", "n/a"
+	tokens, overhead, failed := "n/a", "n/a", "n/a"
 	if s != nil {
-		share, shareOK = rep.share(s)
+		if share, ok := rep.share(s); ok {
+			tokens = fmt.Sprintf("%.1f%%", 100*share)
+		}
 		overhead = fmt.Sprintf("%.2f", s.Overhead())
 		failed = fmt.Sprint(s.Total.Failed)
 	}
-	pres := func(c llm.ToolSupport) string {
-		r := rep.Run(Search, c)
-		return na(r != nil, fmt.Sprintf("%.3f", func() float64 {
-			if r == nil {
-				return 0
-			}
-			return r.Preservation()
-		}()))
+	// pres is a run's preservation as printed, n/a when it did not run.
+	pres := func(st Strategy, c llm.ToolSupport) string {
+		if r := rep.Run(st, c); r != nil {
+			return fmt.Sprintf("%.3f", r.Preservation())
+		}
+		return "n/a"
 	}
 	line := fmt.Sprintf("search/full tool-tokens=%s overhead=%s preservation(changes)=%s preservation(bridge)=%s failed-steps=%s",
-		na(shareOK, fmt.Sprintf("%.1f%%", 100*share)), overhead, pres(llm.ToolsChanges), pres(llm.ToolsBridge), failed)
+		tokens, overhead, pres(Search, llm.ToolsChanges), pres(Search, llm.ToolsBridge), failed)
 	if s, ref := rep.comparedRuns(); s != nil {
 		line += fmt.Sprintf(" | loaded/task search=%.1f reference=%.1f; steps found search=%.1f%% reference=%.1f%%",
 			s.LoadedPerTask(), ref.LoadedPerTask(), 100*s.Found(), 100*ref.Found())
@@ -404,14 +401,8 @@ func (rep *Report) Summary() string {
 				searchPR = fmt.Sprintf("%.0f", v)
 			}
 		}
-		lockPres := func(c llm.ToolSupport) string {
-			if r := rep.Run(SelectLock, c); r != nil {
-				return fmt.Sprintf("%.3f", r.Preservation())
-			}
-			return "n/a"
-		}
 		line += fmt.Sprintf(" | multi-step tool-tokens/request(changes): search=%s select+lock=%.0f; select+lock preservation(changes)=%s preservation(bridge)=%s",
-			searchPR, lockPR, lockPres(llm.ToolsChanges), lockPres(llm.ToolsBridge))
+			searchPR, lockPR, pres(SelectLock, llm.ToolsChanges), pres(SelectLock, llm.ToolsBridge))
 	}
 	return line
 }

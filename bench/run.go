@@ -111,7 +111,7 @@ type Config struct {
 	// Ranker names the search ranker: "toolshelf" (default) or "pi".
 	Ranker string
 	// Evict makes the runtime unload, after each step's tool has run, the
-	// tools searches loaded (search strategy): every task then removes
+	// tools searches loaded (search and reference): every task then removes
 	// tools, which the additions class pays for with one prefix rewrite
 	// per removal.
 	Evict bool
@@ -456,7 +456,7 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 	if runErr != nil {
 		tr.Error = runErr.Error()
 		for _, rec := range records {
-			if rec.Status == 400 && (strings.Contains(rec.Error, "too long") || strings.Contains(rec.Error, "context window")) {
+			if rec.OverWindow {
 				tr.DoesNotFit = true
 				tr.ProjectedToolTokens = rec.ToolTokens * (len(task.Steps) + 1)
 			}

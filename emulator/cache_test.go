@@ -153,7 +153,13 @@ func TestOpenAIBreakpointModels(t *testing.T) {
 	if o.read != 2000 || o.write != 110 || o.ideal != 2000 {
 		t.Fatalf("second request: %+v (exact, no rounding)", o)
 	}
-	if o := c.apply(ex(seg("tools", 1500, ""), seg("user", 500, "")), now.Add(31*time.Minute)); o.read != 0 {
-		t.Fatalf("after 31 minutes: %+v", o)
+	// The 30-minute entry is read before it expires, and not after (a
+	// request without a breakpoint would read nothing either way).
+	later := now.Add(29 * time.Minute)
+	if o := c.apply(ex(seg("tools", 1500, ""), seg("user", 500, "30m")), later); o.read != 2000 {
+		t.Fatalf("after 29 minutes: %+v", o)
+	}
+	if o := c.apply(ex(seg("tools", 1500, ""), seg("user", 500, "30m")), later.Add(31*time.Minute)); o.read != 0 {
+		t.Fatalf("31 minutes after the last use: %+v", o)
 	}
 }

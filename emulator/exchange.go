@@ -26,7 +26,7 @@ type Exchange struct {
 	Model  string
 	Stream bool
 	// Seq numbers the server's requests from 1; codecs derive response
-	// and call ids from it.
+	// ids from it (call ids count the conversation's turns, see callSeq).
 	Seq int
 	// Namespace scopes the prompt cache: the API key (a workspace or an
 	// organisation) and, for OpenAI, the prompt_cache_key.

@@ -44,6 +44,9 @@ type Record struct {
 	// Status is the HTTP status; Error the message of an error answer.
 	Status int    `json:"status"`
 	Error  string `json:"error,omitempty"`
+	// OverWindow reports a request refused for exceeding the model's
+	// context window.
+	OverWindow bool `json:"overWindow,omitempty"`
 	// Input counts every prompt token; ToolTokens those of tool
 	// definitions (top-level, added mid-conversation or described in
 	// text).
@@ -188,6 +191,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Input, rec.ToolTokens = total, toolTokens
 	if limit := s.contextWindow(api, ex.Model); limit > 0 && total > limit {
+		rec.OverWindow = true
 		fail(contextError(api, total, limit))
 		return
 	}

@@ -25,13 +25,8 @@ func TestCorpus(t *testing.T) {
 		t.Errorf("report covers %d servers and %d tools with k %d", rep.Servers, rep.Tools, rep.K)
 	}
 	count := map[string]int{}
-	total := 0
 	for _, c := range rep.Counts {
 		count[c.Rule] = c.Count
-		total += c.Count
-	}
-	if total != len(rep.Findings) {
-		t.Errorf("counts add up to %d, want %d findings", total, len(rep.Findings))
 	}
 	for _, rule := range []string{lint.RuleDescriptionLength, lint.RuleMissingBrief, lint.RuleParamRestatesName,
 		lint.RuleExamples, lint.RuleEnumExplained, lint.RuleNesting, lint.RuleDefaultInProse, lint.RuleVerbPrefix,
@@ -56,13 +51,6 @@ func TestCorpus(t *testing.T) {
 	}
 	if rep.TokensAfter >= rep.TokensBefore || len(rep.Slimmed) == 0 || len(rep.Savings) == 0 {
 		t.Errorf("slimming saves nothing: %d -> %d tokens, %d tools", rep.TokensBefore, rep.TokensAfter, len(rep.Slimmed))
-	}
-	saved := 0
-	for _, s := range rep.Savings {
-		saved += s.Before - s.After
-	}
-	if saved != rep.TokensBefore-rep.TokensAfter {
-		t.Errorf("per-server savings add up to %d, want %d", saved, rep.TokensBefore-rep.TokensAfter)
 	}
 }
 

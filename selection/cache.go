@@ -50,7 +50,6 @@ type cacheEntry struct {
 	Names   []string  `json:"names"`
 	Groups  []string  `json:"groups,omitempty"`
 	Created time.Time `json:"created"`
-	Hits    int       `json:"hits"`
 }
 
 // Cache is the pattern cache: selections by task pattern. It is safe for
@@ -87,7 +86,6 @@ func (c *Cache) Get(k Key) (names, groups []string, ok bool) {
 		delete(c.entries, key)
 		return nil, nil, false
 	}
-	e.Hits++
 	return slices.Clone(e.Names), slices.Clone(e.Groups), true
 }
 
@@ -96,13 +94,6 @@ func (c *Cache) Put(k Key, names, groups []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries[k.String()] = &cacheEntry{Names: slices.Clone(names), Groups: slices.Clone(groups), Created: c.now()}
-}
-
-// Len returns the number of entries, expired ones included.
-func (c *Cache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.entries)
 }
 
 // Load adds the live entries of a file written by Save; a missing file is

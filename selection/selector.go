@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
 // The first line of each selection request; a model stand-in recognises
@@ -156,7 +157,7 @@ func (s *Selector) Messages() []llm.Message { return slices.Clone(s.messages) }
 func (s *Selector) Pool() []tool.Tool {
 	var out []tool.Tool
 	for _, t := range s.cfg.Tools.Tools() {
-		if t.Exposure.Loadable() && t.Name != "tool_search" {
+		if t.Exposure.Loadable() && t.Name != toolsearch.Name {
 			out = append(out, t)
 		}
 	}

@@ -172,9 +172,9 @@ type LoadPolicy struct {
 // DefaultLoad is the policy a new Searcher uses: up to 8 ranked hits,
 // each scoring at least 0.6 of the best. Measured with toolshelf bench
 // (README, Benchmark) against the reference's policy with its ranker, it
-// loads 10.7 instead of 16.4 tools per task on the embedded suite (3
-// failed steps instead of 4), 13.5 instead of 18.1 over the whole corpus
-// (4 and 4) and 9.3 instead of 12.3 on the public dev tasks (0 and 0).
+// loads 9.3 instead of 16.4 tools per task on the embedded suite (no
+// failed step instead of 4), 12.2 instead of 18.1 over the whole corpus
+// (0 and 4) and 8.8 instead of 12.3 on the public dev tasks (0 and 0).
 var DefaultLoad = LoadPolicy{Max: 8, Relative: 0.6}
 
 // ReferenceLoad is the reference implementation's policy: every hit up to

@@ -1,0 +1,28 @@
+package emulator
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// DeclaredTools reads the tools a bridge update loads from its JSON lines
+// and drops those a later update withdraws.
+func TestDeclaredToolsReadsBridgeUpdates(t *testing.T) {
+	ex := &Exchange{
+		Tools: []ToolDef{{Name: "tool_search"}, {Name: "call_tool", Parameters: json.RawMessage(`{}`)}},
+		Turns: []Turn{
+			{Role: "user", Text: "<system-update>\nTools loaded. ...\n{\"name\":\"a\",\"description\":\"A\",\"parameters\":{\"type\":\"object\"}}\n{\"name\":\"b\",\"parameters\":{}}\n</system-update>"},
+			{Role: "system", Text: "Tools no longer available: a."},
+		},
+	}
+	declared, bridged := DeclaredTools(ex)
+	if _, ok := declared["call_tool"]; !ok {
+		t.Error("call_tool not declared")
+	}
+	if _, ok := bridged["a"]; ok {
+		t.Error("a was withdrawn")
+	}
+	if _, ok := bridged["b"]; !ok {
+		t.Errorf("b not read from the update: %v", bridged)
+	}
+}
