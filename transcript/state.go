@@ -18,9 +18,6 @@ type State struct {
 	contents  []string
 	sections  llm.Sections // current values, never nil texts
 	tools     []llm.Tool
-	// declared holds every tool ever added (first position, last
-	// definition), for providers whose tool list only grows.
-	declared []llm.Tool
 }
 
 // Replay returns the state of a whole transcript.
@@ -69,11 +66,6 @@ func (s *State) Apply(m *llm.Message) {
 		s.tools = slices.DeleteFunc(s.tools, func(t llm.Tool) bool { return t.Name == r.Name })
 	}
 	for _, t := range m.ToolsAdded {
-		if i := indexTool(s.declared, t.Name); i >= 0 {
-			s.declared[i] = t.Clone()
-		} else {
-			s.declared = append(s.declared, t.Clone())
-		}
 		if i := indexTool(s.tools, t.Name); i >= 0 {
 			s.tools[i] = t.Clone()
 		} else {
@@ -92,7 +84,6 @@ func (s *State) Clone() *State {
 	c.contents = slices.Clone(s.contents)
 	c.sections = s.sections.Clone()
 	c.tools = slices.Clone(s.tools)
-	c.declared = slices.Clone(s.declared)
 	return &c
 }
 
@@ -107,10 +98,6 @@ func (s *State) Tool(name string) (llm.Tool, bool) {
 	}
 	return llm.Tool{}, false
 }
-
-// DeclaredTools returns every tool ever added, at its first position with
-// its last definition, removals ignored.
-func (s *State) DeclaredTools() []llm.Tool { return slices.Clone(s.declared) }
 
 // Sections returns the current sections (no deletions) in order.
 func (s *State) Sections() llm.Sections { return s.sections.Clone() }

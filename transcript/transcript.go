@@ -157,6 +157,26 @@ func Collapse(msgs []llm.Message) []llm.Message {
 	return out
 }
 
+// DeclaredTools returns every tool a transcript ever added, at its first
+// position with its last definition, removals ignored (the reference's
+// getDeclaredTools).
+func DeclaredTools(msgs []llm.Message) []llm.Tool {
+	var out []llm.Tool
+	for i := range msgs {
+		if msgs[i].Role != llm.RoleSystem {
+			continue
+		}
+		for _, t := range msgs[i].ToolsAdded {
+			if j := indexTool(out, t.Name); j >= 0 {
+				out[j] = t.Clone()
+			} else {
+				out = append(out, t.Clone())
+			}
+		}
+	}
+	return out
+}
+
 // LateReplace reports whether a legacy replace system message follows the
 // head; such a transcript can only be sent collapsed.
 func LateReplace(msgs []llm.Message) bool {
