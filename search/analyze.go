@@ -208,6 +208,22 @@ type analyzer struct {
 // (create_issue, jsonPath, GitHub, PromQL) yields its parts and its joined
 // form, so a query matches it whether it splits the word or not.
 func (a *analyzer) fieldTerms(text string, out []string) []string {
+	return a.terms(text, out, true)
+}
+
+// distinctWords counts the distinct terms of text's words and word parts,
+// leaving out the joined forms fieldTerms adds: how many words a tool's
+// name has.
+func (a *analyzer) distinctWords(text string) int {
+	terms := a.terms(text, nil, false)
+	slices.Sort(terms)
+	return len(slices.Compact(terms))
+}
+
+// terms appends text's terms to out: CJK runs as bigrams and
+// translations, other words as their analysed parts, and, when joined is
+// set, the joined form of a word of several parts.
+func (a *analyzer) terms(text string, out []string, joined bool) []string {
 	scan(text, func(w rawWord) {
 		if w.cjk {
 			out = a.cjkDocTerms(w.text, out)
@@ -219,31 +235,11 @@ func (a *analyzer) fieldTerms(text string, out []string) []string {
 				out = append(out, t)
 			}
 		}
-		if len(parts) > 1 {
+		if joined && len(parts) > 1 {
 			out = append(out, a.compound(parts))
 		}
 	})
 	return out
-}
-
-// distinctWords counts the distinct terms of text's words and word parts,
-// leaving out the joined forms fieldTerms adds: how many words a tool's
-// name has.
-func (a *analyzer) distinctWords(text string) int {
-	var terms []string
-	scan(text, func(w rawWord) {
-		if w.cjk {
-			terms = a.cjkDocTerms(w.text, terms)
-			return
-		}
-		for _, p := range splitIdentifier(w.text) {
-			if t, ok := a.word(p); ok {
-				terms = append(terms, t)
-			}
-		}
-	})
-	slices.Sort(terms)
-	return len(slices.Compact(terms))
 }
 
 // compound returns the joined, stemmed form of a word's parts.

@@ -131,8 +131,6 @@ type docMeta struct {
 	keys    []string // exact-name keys
 	short   string   // the normalised name without server prefix, for hints
 	product string   // the server's product term
-	// nameTerms is the number of distinct terms of the tool's own name.
-	nameTerms int
 }
 
 var _ Ranker = (*BM25F)(nil)
@@ -196,6 +194,8 @@ func (r *BM25F) Name() string { return ModeToolshelf }
 type analyzed struct {
 	fields [][]string
 	meta   docMeta
+	// nameTerms is the number of distinct words of the tool's own name.
+	nameTerms int
 }
 
 func (r *BM25F) analyze(d Document) analyzed {
@@ -234,7 +234,7 @@ func (r *BM25F) analyze(d Document) analyzed {
 	}
 	keys = slices.DeleteFunc(dedupe(keys), func(k string) bool { return k == "" })
 	return analyzed{fields: fields, meta: docMeta{display: d.Name, keys: keys, short: normName(short),
-		product: r.an.productOf(server), nameTerms: nameTerms}}
+		product: r.an.productOf(server)}, nameTerms: nameTerms}
 }
 
 // splitLead returns a description's first sentence (or line) and the rest.
@@ -358,13 +358,11 @@ func (r *BM25F) Add(docs ...Document) {
 		slot := r.idx.add(d.Name, as[i].fields)
 		for int(slot) >= len(r.docs) {
 			r.docs = append(r.docs, docMeta{})
+			r.shapes = append(r.shapes, docShape{})
 		}
 		meta := as[i].meta
 		r.docs[slot] = meta
-		for int(slot) >= len(r.shapes) {
-			r.shapes = append(r.shapes, docShape{})
-		}
-		r.shapes[slot] = docShape{nameTerms: uint8(min(meta.nameTerms, 255)), product: r.productID(meta.product)}
+		r.shapes[slot] = docShape{nameTerms: uint8(min(as[i].nameTerms, 255)), product: r.productID(meta.product)}
 		for _, k := range meta.keys {
 			r.exact[k] = append(r.exact[k], slot)
 		}
@@ -487,7 +485,6 @@ func (r *BM25F) Search(q Query) Result {
 	limit := min(q.Limit, c.n) // no more hits than candidates
 	matchedAny := r.score(pq.slots, &c, s)
 	r.scaleScores(pq, s)
-	r.demoteContext(pq, s)
 	top := r.idx.topK(s.touched, s.score, limit+len(exact))
 	hits := make([]Hit, 0, min(limit, len(exact)+len(top)))
 	for _, slot := range exact {

@@ -83,16 +83,17 @@ func (r *BM25F) Explain(q Query, name string) string {
 		}
 		fmt.Fprintf(&b, "%-20q %6.3f  %s\n", sl.surface, best, how)
 	}
-	if n := int(r.shapes[slot].nameTerms); nameCoverage(nameHits, n) > 1 {
-		f := nameCoverage(nameHits, n)
+	n := int(r.shapes[slot].nameTerms)
+	if f := nameCoverage(nameHits, n); f > 1 {
 		total *= f
 		fmt.Fprintf(&b, "×%.3f: the query covers %d of the %d words of the tool's name\n", f, min(nameHits, n), n)
 	}
-	if named := r.namedProducts(pq.words); len(named) == 1 && r.docs[slot].product == named[0] {
+	named, context := r.productMentions(pq.words)
+	if len(named) == 1 && r.docs[slot].product == named[0] {
 		total *= homeProductBoost
 		fmt.Fprintf(&b, "×%.1f: the query names this tool's product and no other\n", homeProductBoost)
 	}
-	if slices.Contains(r.contextProducts(pq.words), r.docs[slot].product) {
+	if slices.Contains(context, r.docs[slot].product) {
 		total *= crossProductDemotion
 		fmt.Fprintf(&b, "×%.1f: the query names this tool's product only as context\n", crossProductDemotion)
 	}

@@ -12,13 +12,22 @@ import (
 const nameCoverageBoost = 0.1
 
 // scaleScores applies, in one pass over the scored tools, the name
-// coverage factor and, when the query names exactly one product, the home
-// product boost.
+// coverage factor, the home product boost when the query names exactly one
+// product, and the demotion of products a cross-product request names only
+// as context (which needs two named products, so a tool gets at most one
+// of the two).
 func (r *BM25F) scaleScores(pq parsedQuery, s *scratch) {
+	named, context := r.productMentions(pq.words)
 	var home int32 = -1
-	if named := r.namedProducts(pq.words); len(named) == 1 {
+	if len(named) == 1 {
 		if id, ok := r.productIDs[named[0]]; ok {
 			home = id
+		}
+	}
+	var demoted []int32
+	for _, p := range context {
+		if id, ok := r.productIDs[p]; ok {
+			demoted = append(demoted, id)
 		}
 	}
 	for _, d := range s.touched {
@@ -27,8 +36,11 @@ func (r *BM25F) scaleScores(pq parsedQuery, s *scratch) {
 		if hit := s.alt[d].name; hit != 0 {
 			f = nameCoverage(bits.OnesCount64(hit), int(sh.nameTerms))
 		}
-		if sh.product == home {
+		switch {
+		case sh.product == home:
 			f *= homeProductBoost
+		case len(demoted) > 0 && slices.Contains(demoted, sh.product):
+			f *= crossProductDemotion
 		}
 		s.score[d] *= f
 	}
@@ -48,17 +60,3 @@ func nameCoverage(hit, n int) float64 {
 // server before another server's tools that mention it (a cloud
 // provider's postgres_list, datadog_monitoredresources_list).
 const homeProductBoost = 1.6
-
-// demoteContext scales down the tools of products a cross-product request
-// names only as context.
-func (r *BM25F) demoteContext(pq parsedQuery, s *scratch) {
-	others := r.contextProducts(pq.words)
-	if len(others) == 0 {
-		return
-	}
-	for _, d := range s.touched {
-		if slices.Contains(others, r.docs[d].product) {
-			s.score[d] *= crossProductDemotion
-		}
-	}
-}

@@ -54,12 +54,13 @@ func (a *analyzer) productOf(server string) string {
 	return t
 }
 
-// contextProducts returns the products a query names only as context:
-// when it names two or more products, either all but the last one marked
-// as destination, or, without a destination, those marked as source or
-// subject (provided some other product is not).
-func (r *BM25F) contextProducts(words []qword) []string {
-	var named, dests, contexts []string
+// productMentions returns the distinct products a query names, in order,
+// and those it names only as context: when it names two or more products,
+// either all but the last one marked as destination, or, without a
+// destination, those marked as source or subject (provided some other
+// product is not).
+func (r *BM25F) productMentions(words []qword) (named, context []string) {
+	var dests, contexts []string
 	for i, w := range words {
 		if w.cjk {
 			continue
@@ -78,31 +79,16 @@ func (r *BM25F) contextProducts(words []qword) []string {
 			contexts = append(contexts, p)
 		}
 	}
-	if len(named) < 2 {
-		return nil
-	}
-	if len(dests) > 0 {
+	switch {
+	case len(named) < 2:
+		return named, nil
+	case len(dests) > 0:
 		dest := dests[len(dests)-1]
-		return slices.DeleteFunc(named, func(p string) bool { return p == dest })
+		return named, slices.DeleteFunc(slices.Clone(named), func(p string) bool { return p == dest })
+	case len(contexts) == 0 || len(contexts) == len(named):
+		return named, nil
 	}
-	if len(contexts) == 0 || len(contexts) == len(named) {
-		return nil
-	}
-	return contexts
-}
-
-// namedProducts returns the distinct products a query names, in order.
-func (r *BM25F) namedProducts(words []qword) []string {
-	var named []string
-	for _, w := range words {
-		if w.cjk {
-			continue
-		}
-		if p, ok := r.an.word(w.text); ok && r.products[p] > 0 && !slices.Contains(named, p) {
-			named = append(named, p)
-		}
-	}
-	return named
+	return named, contexts
 }
 
 // roleOf tells what the product word at i is to the request, from the
