@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -507,7 +508,7 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 		for i, a := range s.Args {
 			s.Args[i] = expand(fmt.Sprintf("args[%d]", i), a)
 		}
-		for _, k := range sortedKeys(s.Env) {
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 			s.Env[k] = expand(fmt.Sprintf("env %q", k), s.Env[k])
 		}
 		s.Cwd = expand("cwd", s.Cwd)
@@ -529,7 +530,7 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 			}
 		}
 		s.URL = expand("url", s.URL)
-		for _, k := range sortedKeys(s.Headers) {
+		for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 			s.Headers[k] = expand(fmt.Sprintf("header %q", k), s.Headers[k])
 		}
 		if s.URL != "" && len(p.errs) == before {
@@ -606,15 +607,6 @@ func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
 }
 
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
 
 // objectEntries decodes a JSON object into its keys and values in order.
 func objectEntries(data []byte) (keys []string, values []json.RawMessage, err error) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
@@ -85,10 +86,7 @@ and select+lock and select+lock's preservation on changes and bridge.`,
 			for i, p := range profs {
 				cfg.Profile = p
 				cfg.Progress = nil
-				cfg.Dump = ""
-				if dump != "" {
-					cfg.Dump = dump
-				}
+				cfg.Dump = dump
 				bar := newProgress(e.stderr, quiet, "profile "+p.Name)
 				if bar != nil {
 					cfg.Progress = func(done, total int) {
@@ -168,7 +166,7 @@ func parseList[T ~string](s string, known []T, flag string) ([]T, error) {
 	}
 	var out []T
 	for _, p := range splitList(s) {
-		if !contains(known, T(p)) {
+		if !slices.Contains(known, T(p)) {
 			q := make([]string, len(known))
 			for i, k := range known {
 				q[i] = string(k)

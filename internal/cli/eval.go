@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -165,10 +166,10 @@ func writeEvalText(w io.Writer, reports []*eval.Report, ks []int, tools int) {
 		}
 	}
 	row("overall", func(r *eval.Report) (eval.Metrics, bool) { return r.Overall, true })
-	for _, lang := range sortedKeys(reports[0].ByLang) {
+	for _, lang := range slices.Sorted(maps.Keys(reports[0].ByLang)) {
 		row("lang="+lang, func(r *eval.Report) (eval.Metrics, bool) { m, ok := r.ByLang[lang]; return m, ok })
 	}
-	for _, kind := range sortedKeys(reports[0].ByKind) {
+	for _, kind := range slices.Sorted(maps.Keys(reports[0].ByKind)) {
 		row("kind="+kind, func(r *eval.Report) (eval.Metrics, bool) { m, ok := r.ByKind[kind]; return m, ok })
 	}
 	tw.Flush()
@@ -198,13 +199,4 @@ func joinInts(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

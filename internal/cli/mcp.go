@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -114,9 +113,7 @@ func writeServersJSON(w io.Writer, servers []mcpclient.Status) error {
 			out[i].Error = s.Err.Error()
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 // writeServers prints server statuses as a table.

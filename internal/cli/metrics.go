@@ -85,18 +85,23 @@ func (r *agentRun) observeSelection(requests int, u llm.Usage) {
 	}
 }
 
+// metricsPath is the log --metrics names, or the default one.
+func (r *agentRun) metricsPath() (string, error) {
+	if r.flags.metrics != "" {
+		return r.flags.metrics, nil
+	}
+	return defaultMetricsPath()
+}
+
 // toolUses counts each tool's calls in the metrics log, for ordering the
 // selection catalog; nil when there is no log (or it cannot be read).
 func (r *agentRun) toolUses() map[string]int {
-	path := r.flags.metrics
-	if path == metricsOff {
+	if r.flags.metrics == metricsOff {
 		return nil
 	}
-	if path == "" {
-		var err error
-		if path, err = defaultMetricsPath(); err != nil {
-			return nil
-		}
+	path, err := r.metricsPath()
+	if err != nil {
+		return nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -121,12 +126,9 @@ func (m *metricsRecorder) open(r *agentRun) error {
 	if m.log != nil {
 		return nil
 	}
-	path := r.flags.metrics
-	if path == "" {
-		var err error
-		if path, err = defaultMetricsPath(); err != nil {
-			return err
-		}
+	path, err := r.metricsPath()
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating the folder of the metrics log: %w", err)

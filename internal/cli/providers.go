@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -57,7 +58,7 @@ func (f *capabilityFlags) lookup(api provider.API, model string) (provider.Capab
 	c := t.Lookup(api, model)
 	if f.class != "" {
 		classes := []llm.ToolSupport{llm.ToolsChanges, llm.ToolsAdditions, llm.ToolsText, llm.ToolsNone, llm.ToolsBridge}
-		if !contains(classes, llm.ToolSupport(f.class)) {
+		if !slices.Contains(classes, llm.ToolSupport(f.class)) {
 			return c, usagef("unknown --class %q: use changes, additions, text, none or bridge", f.class)
 		}
 		c.Tools = llm.ToolSupport(f.class)
@@ -104,7 +105,7 @@ developerRole, cacheBreakpoints, note.`,
 		RunE: func(cmd *cobra.Command, models []string) error {
 			apis := provider.APIs
 			if api != "" {
-				if !contains(provider.APIs, provider.API(api)) {
+				if !slices.Contains(provider.APIs, provider.API(api)) {
 					return usagef("unknown --api %q: use anthropic-messages, openai-responses or openai-chat", api)
 				}
 				apis = []provider.API{provider.API(api)}
@@ -160,15 +161,6 @@ developerRole, cacheBreakpoints, note.`,
 	cmd.Flags().StringVar(&api, "api", "", "only this API: anthropic-messages, openai-responses or openai-chat")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-func contains[T comparable](xs []T, x T) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func orAny(s string) string {
@@ -297,7 +289,7 @@ the provider's prompt cache.`,
 			a := provider.API(api)
 			if api == "" {
 				a = guessAPI(model)
-			} else if !contains(provider.APIs, a) {
+			} else if !slices.Contains(provider.APIs, a) {
 				return usagef("unknown --api %q: use anthropic-messages, openai-responses or openai-chat", api)
 			}
 			caps, err := flags.lookup(a, model)

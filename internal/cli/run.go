@@ -100,6 +100,14 @@ func (r *agentRun) close() {
 // ask, when set, asks the user a question (chat): two-phase selection
 // uses it when nothing fits.
 func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string, error)) (*agentRun, error) {
+	// Flags that contradict each other fail before a model or a server
+	// starts.
+	switch {
+	case f.noSession && f.resume != "":
+		return nil, usagef("--resume and --no-session cannot be used together")
+	case f.fork && f.resume == "":
+		return nil, usagef("--fork needs --resume")
+	}
 	r := &agentRun{e: e, flags: f, out: &eventWriter{w: e.stdout, errw: e.stderr, asJSON: f.asJSON}}
 	ok := false
 	defer func() {
@@ -142,8 +150,6 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		}
 		r.closers = append(r.closers, func() { _ = r.session.Close() })
 		msgs = r.session.Messages()
-	} else if f.resume != "" {
-		return nil, usagef("--resume and --no-session cannot be used together")
 	}
 	if len(msgs) > 0 {
 		// Tools the transcript declared stay declared: those whose server
@@ -300,9 +306,6 @@ func loadMCPConfig(path string) (*mcpclient.Config, error) {
 func openSession(f *agentFlags) (*session.Session, error) {
 	resolve := sessionDir(&f.sessionDir)
 	if f.resume == "" {
-		if f.fork {
-			return nil, usagef("--fork needs --resume")
-		}
 		dir, err := resolve()
 		if err != nil {
 			return nil, err

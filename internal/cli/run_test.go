@@ -444,3 +444,20 @@ func TestMCPListJSON(t *testing.T) {
 		t.Errorf("servers %+v", got)
 	}
 }
+
+// Flags that contradict each other fail with a usage error before any
+// model or server starts.
+func TestRunRefusesContradictoryFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--no-session", "--resume", "last", "hi"}, "--resume and --no-session cannot be used together"},
+		{[]string{"--fork", "hi"}, "--fork needs --resume"},
+	} {
+		code, _, stderr := runAgent(t, agentRunOpts{}, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
