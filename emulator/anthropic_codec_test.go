@@ -561,7 +561,7 @@ func TestAnthropicCodecStreamFrames(t *testing.T) {
 	ex := &Exchange{API: AnthropicMessages, Model: "claude-opus-5-5", Stream: true, Seq: 7, MaxTokens: 100}
 	reply := &Reply{Thinking: "Think first.", Text: "Hello there, how are you today?",
 		Calls: []Call{{Name: "a", Arguments: json.RawMessage(`{"x": "é€"}`)}, {Name: "b"}}}
-	u := Usage{Input: 1000, CacheRead: 600, CacheWrite: 300, CacheWriteShort: 100, CacheWriteLong: 200, Output: 40, ReportWrites: true}
+	u := Usage{Input: 1000, CacheRead: 600, CacheWrite: 300, CacheWriteShort: 100, CacheWriteLong: 200, Output: 40}
 	rec := httptest.NewRecorder()
 	anthropicCodec{}.writeReply(rec, ex, reply, u)
 	if ct := rec.Header().Get("Content-Type"); ct != "text/event-stream" || rec.Header().Get("request-id") != "req_emu_7" {
@@ -660,7 +660,7 @@ func TestAnthropicCodecMessageReply(t *testing.T) {
 	}
 	for _, c := range cases {
 		rec := httptest.NewRecorder()
-		anthropicCodec{}.writeReply(rec, &Exchange{Model: "m", Seq: 3, MaxTokens: c.max}, &c.reply, Usage{Input: 10, Output: c.out, ReportWrites: true})
+		anthropicCodec{}.writeReply(rec, &Exchange{Model: "m", Seq: 3, MaxTokens: c.max}, &c.reply, Usage{Input: 10, Output: c.out})
 		var m struct {
 			Type       string `json:"type"`
 			Role       string `json:"role"`

@@ -174,15 +174,16 @@ func (o anthObj) number(key string, lo, hi float64) *Error {
 		return anthInvalid("%s: Input should be a valid number", o.at(key))
 	}
 	if f < lo {
-		return anthInvalid("%s: Input should be greater than or equal to %s", o.at(key), anthNum(lo))
+		return anthInvalid("%s: Input should be greater than or equal to %s", o.at(key), formatNumber(lo))
 	}
 	if f > hi {
-		return anthInvalid("%s: Input should be less than or equal to %s", o.at(key), anthNum(hi))
+		return anthInvalid("%s: Input should be less than or equal to %s", o.at(key), formatNumber(hi))
 	}
 	return nil
 }
 
-func anthNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+// formatNumber writes a number as the APIs quote it in messages.
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // list returns an array field; ok is false when an optional one is absent.
 func (o anthObj) list(key string, required bool) (l []any, ok bool, e *Error) {
@@ -260,8 +261,8 @@ func anthTagMismatch(path, key, tag string, expected []string) *Error {
 		anthLabel(path), tag, key, strings.Join(q, ", "))
 }
 
-// anthWithout returns a shallow copy of m without the keys.
-func anthWithout(m map[string]any, keys ...string) map[string]any {
+// withoutKeys returns a shallow copy of m without the keys.
+func withoutKeys(m map[string]any, keys ...string) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		if !slices.Contains(keys, k) {

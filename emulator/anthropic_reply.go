@@ -73,9 +73,6 @@ type anthCacheCreation struct {
 // neither read nor written.
 func anthUsageOf(u Usage, output int) anthUsage {
 	write, short, long := u.CacheWrite, u.CacheWriteShort, u.CacheWriteLong
-	if !u.ReportWrites {
-		write, short, long = 0, 0, 0
-	}
 	return anthUsage{
 		InputTokens:              max(u.Input-u.CacheRead-write, 0),
 		CacheCreationInputTokens: write,

@@ -20,6 +20,9 @@ type anthTool struct {
 	kind     string
 	def      map[string]any
 	deferred bool
+	// params is a custom tool's input_schema in canonical form, computed
+	// once for the schema check and the responders.
+	params []byte
 }
 
 var (
@@ -45,7 +48,10 @@ func (t *anthTool) toolDef() ToolDef {
 	if s, ok := t.def["description"].(string); ok {
 		td.Description = s
 	}
-	if schema, ok := t.def["input_schema"]; ok {
+	switch schema, ok := t.def["input_schema"]; {
+	case t.params != nil:
+		td.Parameters = t.params
+	case ok:
 		td.Parameters = canonical(schema)
 	}
 	return td
@@ -54,7 +60,7 @@ func (t *anthTool) toolDef() ToolDef {
 // rendered is the definition as it renders in the prompt: no cache
 // marker, and no defer_loading, since an expanded deferred tool renders
 // like any other.
-func (t *anthTool) rendered() []byte { return canonical(anthWithout(t.def, "defer_loading")) }
+func (t *anthTool) rendered() []byte { return canonical(withoutKeys(t.def, "defer_loading")) }
 
 // tools decodes the top-level tools: each is validated, names are unique,
 // cache_control is refused on deferred tools and a list of deferred tools
@@ -132,7 +138,7 @@ func (d *anthDecoder) tool(path string, raw any) (*anthTool, TTL, *Error) {
 	}
 	t.deferred = deferred
 	if kind == "custom" {
-		if e := anthCustomTool(o, t.name); e != nil {
+		if e := anthCustomTool(o, t); e != nil {
 			return nil, "", e
 		}
 	}
@@ -146,8 +152,10 @@ func (d *anthDecoder) tool(path string, raw any) (*anthTool, TTL, *Error) {
 	return t, ttl, nil
 }
 
-// anthCustomTool checks a custom tool's fields.
-func anthCustomTool(o anthObj, name string) *Error {
+// anthCustomTool checks a custom tool's fields and keeps its schema's
+// canonical form on t.
+func anthCustomTool(o anthObj, t *anthTool) *Error {
+	name := t.name
 	if e := o.extra(anthCustomToolKeys...); e != nil {
 		return e
 	}
@@ -176,7 +184,8 @@ func anthCustomTool(o anthObj, name string) *Error {
 	case typ != "object":
 		return anthInvalid("%s: Input should be 'object'", schema.at("type"))
 	}
-	if err := anthCheckSchema(schema.m); err != nil {
+	t.params = canonical(schema.m)
+	if err := anthCheckSchema(schema.m, t.params); err != nil {
 		return anthInvalid("%s: JSON schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more about tool use at https://docs.claude.com/en/docs/tool-use. (%v)",
 			o.at("input_schema"), err)
 	}
@@ -193,11 +202,13 @@ func (anthNoLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("the schema references another document (%s)", url)
 }
 
-// anthCheckSchema compiles a schema as JSON Schema draft 2020-12, offline.
+// anthCheckSchema compiles a schema as JSON Schema draft 2020-12, offline;
+// canon is the schema's canonical form, the memo key.
 // The API's rule is "must match draft 2020-12" whatever $schema says, so
 // a draft-07 declaration is checked against 2020-12 (where, for example,
 // an empty enum is allowed).
-func anthCheckSchema(schema map[string]any) error {
+func anthCheckSchema(schema map[string]any, canon []byte) error {
+	key := string(canon)
 	if _, ok := schema["$schema"]; ok {
 		copied := make(map[string]any, len(schema))
 		for k, v := range schema {
@@ -206,8 +217,8 @@ func anthCheckSchema(schema map[string]any) error {
 			}
 		}
 		schema = copied
+		key = string(canonical(schema))
 	}
-	key := string(canonical(schema))
 	if v, ok := anthSchemas.Load(key); ok {
 		err, _ := v.(error)
 		return err

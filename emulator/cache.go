@@ -114,8 +114,7 @@ type outcome struct {
 	read, write, writeShort, writeLong int
 	// ideal is what a cache that kept every earlier prompt (at the same
 	// granularity and minimum) could have served.
-	ideal        int
-	reportWrites bool
+	ideal int
 }
 
 // prefixHashes returns, for every segment, the hash of the prompt up to
@@ -138,7 +137,7 @@ func prefixHashes(ex *Exchange) [][32]byte {
 func (c *cache) apply(ex *Exchange, now time.Time) outcome {
 	p := policyFor(ex.API, ex.Model)
 	n := len(ex.Segments)
-	out := outcome{reportWrites: p.reportWrites}
+	var out outcome
 	if n == 0 {
 		return out
 	}

@@ -123,7 +123,7 @@ func TestOpenAIAutomaticRounding(t *testing.T) {
 	ex := func(segs ...Segment) *Exchange {
 		return &Exchange{API: OpenAIResponses, Model: "gpt-5.2", Namespace: "key", Segments: segs}
 	}
-	if o := c.apply(ex(seg("tools", 1500, ""), seg("user", 500, "")), now); o.read != 0 || o.write != 0 || o.reportWrites {
+	if o := c.apply(ex(seg("tools", 1500, ""), seg("user", 500, "")), now); o.read != 0 || o.write != 0 {
 		t.Fatalf("first request: %+v", o)
 	}
 	o := c.apply(ex(seg("tools", 1500, ""), seg("user", 500, ""), seg("more", 300, "")), now)
@@ -146,7 +146,7 @@ func TestOpenAIBreakpointModels(t *testing.T) {
 	ex := func(segs ...Segment) *Exchange {
 		return &Exchange{API: OpenAIResponses, Model: "gpt-5.6-sol", Segments: segs}
 	}
-	if o := c.apply(ex(seg("tools", 1500, ""), seg("user", 500, "30m")), now); o.write != 2000 || !o.reportWrites {
+	if o := c.apply(ex(seg("tools", 1500, ""), seg("user", 500, "30m")), now); o.write != 2000 {
 		t.Fatalf("first request: %+v", o)
 	}
 	o := c.apply(ex(seg("tools", 1500, ""), seg("user", 500, ""), seg("call", 40, ""), seg("result", 70, "30m")), now)

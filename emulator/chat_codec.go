@@ -467,7 +467,7 @@ func (d *chatDecoder) parts(m oaiObj, role string, allowed []string) []chatPart 
 				f.str("file_data")
 				f.str("filename")
 			}
-			part := oaiWithout(p.m)
+			part := withoutKeys(p.m)
 			part["role"] = role
 			out = append(out, chatPart{seg: Segment{Bytes: canonical(part), Text: oaiImageText}, ttl: p.breakpoint(chatTTLs, d.ttl)})
 		}

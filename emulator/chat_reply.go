@@ -27,13 +27,11 @@ type chatUsage struct {
 	} `json:"completion_tokens_details"`
 }
 
-func chatUsageOf(r *Reply, u Usage) *chatUsage {
+func chatUsageOf(u Usage) *chatUsage {
 	out := &chatUsage{PromptTokens: u.Input, CompletionTokens: u.Output, TotalTokens: u.Input + u.Output}
 	out.PromptTokensDetails.CachedTokens = u.CacheRead
-	if u.ReportWrites {
-		out.PromptTokensDetails.CacheWriteTokens = u.CacheWrite
-	}
-	out.CompletionTokensDetails.ReasoningTokens = oaiReasoningTokens(r, u)
+	out.PromptTokensDetails.CacheWriteTokens = u.CacheWrite // 0 where writes are not reported
+	out.CompletionTokensDetails.ReasoningTokens = min(u.Reasoning, u.Output)
 	return out
 }
 
@@ -110,7 +108,7 @@ func (chatCodec) writeReply(w http.ResponseWriter, ex *Exchange, r *Reply, u Usa
 			msg.ToolCalls = append(msg.ToolCalls, tc)
 		}
 		oaiWriteJSON(w, chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: ex.Model,
-			Choices: []chatChoice{{Message: msg, FinishReason: finish}}, Usage: chatUsageOf(r, u),
+			Choices: []chatChoice{{Message: msg, FinishReason: finish}}, Usage: chatUsageOf(u),
 			ServiceTier: "default", SystemFingerprint: chatFingerprint})
 		return
 	}
@@ -144,7 +142,7 @@ func (chatCodec) writeReply(w http.ResponseWriter, ex *Exchange, r *Reply, u Usa
 	chunk(map[string]any{}, finish)
 	if includeUsage {
 		s.data(chatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: ex.Model, ServiceTier: "default",
-			SystemFingerprint: chatFingerprint, Choices: []chatChunkChoice{}, Usage: oaiJSON(chatUsageOf(r, u))})
+			SystemFingerprint: chatFingerprint, Choices: []chatChunkChoice{}, Usage: oaiJSON(chatUsageOf(u))})
 	}
 	s.write([]byte("data: [DONE]\n\n"))
 }

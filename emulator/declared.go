@@ -3,11 +3,13 @@ package emulator
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/toolshelf/toolshelf/provider"
 )
 
 // CallTool is the name of toolshelf's bridge meta-tool, as a model sees
 // it.
-const CallTool = "call_tool"
+const CallTool = provider.CallToolName
 
 // DeclaredTools returns the tools a request lets the model call directly
 // (name → schema) and, when it declares call_tool, those its bridge
@@ -29,23 +31,33 @@ func DeclaredTools(ex *Exchange) (declared, bridged map[string]json.RawMessage) 
 		}
 		for line := range strings.Lines(t.Text) {
 			line = strings.TrimSpace(line)
-			if rest, ok := strings.CutPrefix(line, "Tools no longer available: "); ok {
+			if rest, ok := strings.CutPrefix(line, provider.WithdrawnPrefix); ok {
 				for _, name := range strings.Split(strings.TrimSuffix(rest, "."), ", ") {
 					delete(bridged, name)
 				}
 				continue
 			}
-			if !strings.HasPrefix(line, "{") {
-				continue
-			}
-			var def struct {
-				Name       string          `json:"name"`
-				Parameters json.RawMessage `json:"parameters"`
-			}
-			if json.Unmarshal([]byte(line), &def) == nil && def.Name != "" && len(def.Parameters) > 0 {
-				bridged[def.Name] = def.Parameters
+			if name, params, ok := bridgeDefinition(line); ok {
+				bridged[name] = params
 			}
 		}
 	}
 	return declared, bridged
+}
+
+// bridgeDefinition reads a line of a bridge update that defines a tool:
+// {"name": ..., "parameters": ...} (a description may come too).
+func bridgeDefinition(line string) (name string, params json.RawMessage, ok bool) {
+	line = strings.TrimSpace(line)
+	if !strings.HasPrefix(line, "{") || !strings.Contains(line, `"parameters"`) {
+		return "", nil, false
+	}
+	var def struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	}
+	if json.Unmarshal([]byte(line), &def) != nil || def.Name == "" || len(def.Parameters) == 0 {
+		return "", nil, false
+	}
+	return def.Name, def.Parameters, true
 }

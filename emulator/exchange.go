@@ -123,11 +123,10 @@ type Usage struct {
 	// CacheWrite counts prompt tokens written to the cache, split by TTL
 	// in CacheWriteShort (5m, 30m) and CacheWriteLong (1h, 12h).
 	CacheWrite, CacheWriteShort, CacheWriteLong int
-	// Output counts the reply's tokens.
-	Output int
-	// ReportWrites says whether the API reports cache writes at all
-	// (OpenAI models before gpt-5.6 do not).
-	ReportWrites bool
+	// Output counts the reply's tokens; Reasoning those of its thinking.
+	// Cache writes are zero for APIs that do not report them (OpenAI
+	// models before gpt-5.6).
+	Output, Reasoning int
 }
 
 // Uncached returns the prompt tokens neither read nor written.

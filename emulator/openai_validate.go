@@ -250,14 +250,12 @@ func (o oaiObj) number(key string, lo, hi float64) {
 	switch {
 	case f < lo:
 		o.c.fail(oaiInvalid(o.at(key), "decimal_below_min_value",
-			"Invalid '%s': decimal below minimum value. Expected a value >= %s, but got %s instead.", o.at(key), oaiNum(lo), n))
+			"Invalid '%s': decimal below minimum value. Expected a value >= %s, but got %s instead.", o.at(key), formatNumber(lo), n))
 	case f > hi:
 		o.c.fail(oaiInvalid(o.at(key), "decimal_above_max_value",
-			"Invalid '%s': decimal above maximum value. Expected a value <= %s, but got %s instead.", o.at(key), oaiNum(hi), n))
+			"Invalid '%s': decimal above maximum value. Expected a value <= %s, but got %s instead.", o.at(key), formatNumber(hi), n))
 	}
 }
-
-func oaiNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // enum returns a string value that must be one of values ("" when
 // absent).

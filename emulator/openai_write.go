@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
-
-	"github.com/toolshelf/toolshelf/tokens"
 )
 
 // oaiJSON writes v as compact JSON without HTML escaping.
@@ -129,18 +127,6 @@ func oaiChunks(s string, size int) []string {
 		out = append(out, s[start:])
 	}
 	return out
-}
-
-// oaiReasoningTokens estimates the reasoning share of the output tokens.
-func oaiReasoningTokens(r *Reply, u Usage) int {
-	if r.Thinking == "" {
-		return 0
-	}
-	n := (len(r.Thinking) + 3) / 4
-	if c, err := tokens.Default(); err == nil {
-		n = c.Count(r.Thinking)
-	}
-	return min(n, u.Output)
 }
 
 // oaiCallID is a reply call's id: the responder's, else

@@ -424,7 +424,7 @@ func (d *responsesDecoder) item(path string, v any) {
 		it.str("id")
 		if d.c.ok() {
 			d.searches[id] = true
-			d.segment(Segment{Bytes: canonical(oaiWithout(it.m, "id", "status"))})
+			d.segment(Segment{Bytes: canonical(withoutKeys(it.m, "id", "status"))})
 		}
 	case "tool_search_output":
 		it.known("type", "call_id", "tools", "execution", "status", "id")
@@ -447,17 +447,6 @@ func (d *responsesDecoder) item(path string, v any) {
 				"Item with id '%s' not found. The emulator stores no items: send the item itself instead of a reference.", id))
 		}
 	}
-}
-
-// oaiWithout returns m without some keys.
-func oaiWithout(m map[string]any, keys ...string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if !slices.Contains(keys, k) {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // message reads a message item (easy or typed): one segment per content
@@ -567,7 +556,7 @@ func (d *responsesDecoder) part(path string, v any, role string, allowed []strin
 	}
 	ttl := p.breakpoint(responsesTTLs, d.ttl)
 	if d.c.ok() {
-		m := oaiWithout(p.m)
+		m := withoutKeys(p.m)
 		m["role"] = role
 		d.mark(d.segment(Segment{Bytes: canonical(m), Text: oaiImageText}), ttl)
 	}
@@ -708,6 +697,6 @@ func (d *responsesDecoder) reasoning(it oaiObj) {
 		s.str("text")
 	}
 	if d.c.ok() {
-		d.segment(Segment{Bytes: canonical(oaiWithout(it.m, "status"))})
+		d.segment(Segment{Bytes: canonical(withoutKeys(it.m, "status"))})
 	}
 }

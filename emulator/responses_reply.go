@@ -89,15 +89,14 @@ type (
 )
 
 // responsesUsageOf places the server's usage where Responses puts it.
-func responsesUsageOf(r *Reply, u Usage) *responsesUsage {
+func responsesUsageOf(u Usage) *responsesUsage {
 	out := &responsesUsage{InputTokens: u.Input, OutputTokens: u.Output, TotalTokens: u.Input + u.Output}
 	out.InputTokensDetails.CachedTokens = u.CacheRead
-	if u.ReportWrites {
-		out.InputTokensDetails.CacheWriteTokens = u.CacheWrite
-		out.InputTokensDetails.CacheWriteTokensDetails.TTL30m = u.CacheWriteShort
-		out.InputTokensDetails.CacheWriteTokensDetails.TTL12h = u.CacheWriteLong
-	}
-	out.OutputTokensDetails.ReasoningTokens = oaiReasoningTokens(r, u)
+	// Models that do not report writes get none from the cache.
+	out.InputTokensDetails.CacheWriteTokens = u.CacheWrite
+	out.InputTokensDetails.CacheWriteTokensDetails.TTL30m = u.CacheWriteShort
+	out.InputTokensDetails.CacheWriteTokensDetails.TTL12h = u.CacheWriteLong
+	out.OutputTokensDetails.ReasoningTokens = min(u.Reasoning, u.Output)
 	return out
 }
 
@@ -151,7 +150,7 @@ func responsesObject(ex *Exchange, status string, output []any, usage *responses
 
 func (responsesCodec) writeReply(w http.ResponseWriter, ex *Exchange, r *Reply, u Usage) {
 	items := responsesItems(ex, r)
-	usage := responsesUsageOf(r, u)
+	usage := responsesUsageOf(u)
 	if !ex.Stream {
 		oaiWriteJSON(w, responsesObject(ex, "completed", items, usage))
 		return

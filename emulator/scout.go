@@ -10,8 +10,11 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/provider"
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/selection"
+	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
 // Scout plays a model that helps itself, so an agent can be tried end to
@@ -155,7 +158,7 @@ func scoutSelection(turns []Turn, request string) *Reply {
 }
 
 // searchTool is the discovery tool's name.
-const searchTool = "tool_search"
+const searchTool = toolsearch.Name
 
 // lastUserRequest returns the index of the last user turn that is not a
 // runtime update sent as user text.
@@ -256,17 +259,8 @@ func firstLine(s string) string {
 }
 
 // UnwrapCall returns the tool a call stands for and its arguments,
-// seeing through call_tool.
+// seeing through call_tool as the runtime does (provider.UnwrapCallTool).
 func UnwrapCall(c Call) (string, json.RawMessage) {
-	if c.Name != CallTool {
-		return c.Name, c.Arguments
-	}
-	var inner struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if json.Unmarshal(c.Arguments, &inner) != nil || inner.Name == "" {
-		return c.Name, c.Arguments
-	}
-	return inner.Name, inner.Arguments
+	tc := provider.UnwrapCallTool(llm.ToolCall{Name: c.Name, Arguments: c.Arguments})
+	return tc.Name, tc.Arguments
 }

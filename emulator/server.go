@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -206,7 +205,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := Usage{Input: total, CacheRead: out.read, CacheWrite: out.write, CacheWriteShort: out.writeShort,
-		CacheWriteLong: out.writeLong, ReportWrites: out.reportWrites, Output: s.outputTokens(reply)}
+		CacheWriteLong: out.writeLong, Output: s.outputTokens(reply), Reasoning: s.counter.Count(reply.Thinking)}
 	rec.Status = http.StatusOK
 	rec.CacheRead, rec.CacheWrite, rec.Uncached, rec.Output, rec.Ideal = out.read, out.write, u.Uncached(), u.Output, out.ideal
 	// Observe first: a client that has read the reply finds its record.
@@ -237,16 +236,8 @@ func (s *Server) textDefinitionTokens(text string) int {
 	}
 	n := 0
 	for line := range strings.Lines(text) {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "{") || !strings.Contains(line, `"parameters"`) {
-			continue
-		}
-		var def struct {
-			Name       string          `json:"name"`
-			Parameters json.RawMessage `json:"parameters"`
-		}
-		if json.Unmarshal([]byte(line), &def) == nil && def.Name != "" && len(def.Parameters) > 0 {
-			n += s.counter.Count(line)
+		if _, _, ok := bridgeDefinition(line); ok {
+			n += s.counter.Count(strings.TrimSpace(line))
 		}
 	}
 	return n

@@ -52,6 +52,10 @@ func (p *Plan) buildBridge(msgs []llm.Message, rest int, initial []llm.Tool) {
 	}
 }
 
+// WithdrawnPrefix begins the line of a bridge update that names the tools
+// it withdraws ("Tools no longer available: a, b.").
+const WithdrawnPrefix = "Tools no longer available: "
+
 // bridgeText is what a bridge update says: the update's own text, the
 // definitions of the tools it loads and the names it withdraws.
 func bridgeText(m *llm.Message) string {
@@ -69,7 +73,7 @@ func bridgeText(m *llm.Message) string {
 		parts = append(parts, b.String())
 	}
 	if removed := withdrawn(m); len(removed) > 0 {
-		parts = append(parts, "Tools no longer available: "+strings.Join(removed, ", ")+".")
+		parts = append(parts, WithdrawnPrefix+strings.Join(removed, ", ")+".")
 	}
 	return strings.Join(parts, "\n\n")
 }

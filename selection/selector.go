@@ -10,7 +10,6 @@ import (
 
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/tool"
-	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
 // The first line of each selection request; a model stand-in recognises
@@ -157,7 +156,9 @@ func (s *Selector) Messages() []llm.Message { return slices.Clone(s.messages) }
 func (s *Selector) Pool() []tool.Tool {
 	var out []tool.Tool
 	for _, t := range s.cfg.Tools.Tools() {
-		if t.Exposure.Loadable() && t.Name != toolsearch.Name {
+		// tool_search is toolsearch.Name; selection sits beside toolsearch
+		// in the layers and does not import it.
+		if t.Exposure.Loadable() && t.Name != "tool_search" {
 			out = append(out, t)
 		}
 	}
