@@ -1,10 +1,11 @@
 package emulator
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/toolshelf/toolshelf/provider"
 )
 
 // anthMsg is a decoded message: what the conversation rules and the turns
@@ -256,7 +257,7 @@ func (d *anthDecoder) toolUse(b anthObj) (anthBlock, *Error) {
 	if e != nil {
 		return blk, e
 	}
-	blk.id, blk.name, blk.input = id, name, anthCompact(input.m)
+	blk.id, blk.name, blk.input = id, name, provider.JSON(input.m)
 	d.addSeg(Segment{Bytes: canonical(b.m), Breakpoint: ttl}, "tool_use")
 	return blk, nil
 }
@@ -382,13 +383,4 @@ func (d *anthDecoder) toolSearchResult(b anthObj) *Error {
 		d.addSeg(s, "")
 	}
 	return nil
-}
-
-// anthCompact returns v as compact JSON.
-func anthCompact(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // decoded JSON always encodes
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -2,25 +2,14 @@ package emulator
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 	"unicode/utf8"
-)
 
-// oaiJSON writes v as compact JSON without HTML escaping.
-func oaiJSON(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		// Only the codecs' own types are written, and they always encode.
-		panic("emulator: encoding a reply: " + err.Error())
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
+	"github.com/toolshelf/toolshelf/provider"
+)
 
 // oaiNullable is a string that is null when empty.
 func oaiNullable(s string) any {
@@ -54,14 +43,14 @@ func oaiWriteError(w http.ResponseWriter, e *Error) {
 	body := map[string]any{"error": map[string]any{
 		"message": e.Message, "type": typ, "param": oaiNullable(e.Param), "code": oaiNullable(e.Code),
 	}}
-	_, _ = w.Write(append(oaiJSON(body), '\n'))
+	_, _ = w.Write(append(provider.JSON(body), '\n'))
 }
 
 // oaiWriteJSON writes a 200 JSON reply.
 func oaiWriteJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(append(oaiJSON(v), '\n'))
+	_, _ = w.Write(append(provider.JSON(v), '\n'))
 }
 
 // oaiStream writes server-sent events, flushing after each.
@@ -91,7 +80,7 @@ func (s *oaiStream) write(b []byte) {
 // event writes a Responses event: the type and sequence number first,
 // then the fields of v (a struct or map).
 func (s *oaiStream) event(typ string, v any) {
-	fields := oaiJSON(v)
+	fields := provider.JSON(v)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "event: %s\ndata: {\"type\":%q,\"sequence_number\":%d", typ, typ, s.seq)
 	if len(fields) > 2 {
@@ -107,7 +96,7 @@ func (s *oaiStream) event(typ string, v any) {
 
 // data writes a Chat Completions chunk (no event name).
 func (s *oaiStream) data(v any) {
-	s.write(append(append([]byte("data: "), oaiJSON(v)...), "\n\n"...))
+	s.write(append(append([]byte("data: "), provider.JSON(v)...), "\n\n"...))
 }
 
 // oaiChunks splits text into stream deltas of a few words: a cut after
