@@ -440,14 +440,4 @@ func logProblem(s *server, err error) {
 }
 
 // toolCount returns the number of the server's tools that are not hidden.
-func (m *Manager) toolCount(s *server) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, t := range s.registered {
-		if t.Exposure != tool.Hidden {
-			n++
-		}
-	}
-	return n
-}
+func (m *Manager) toolCount(s *server) int { return m.toolCounts()[s.cfg.Name] }

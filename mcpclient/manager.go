@@ -269,20 +269,30 @@ func (m *Manager) spawn(f func()) bool {
 }
 
 // Servers returns the status of every configured server, sorted by name.
+// Tool counts are read from the registry, so they agree with what a
+// reader of the registry sees at the same moment, even while a refresh is
+// registering a server's new list.
 func (m *Manager) Servers() []Status {
+	counts := m.toolCounts()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]Status, len(m.servers))
 	for i, s := range m.servers {
-		n := 0
-		for _, t := range s.registered {
-			if t.Exposure != tool.Hidden {
-				n++
-			}
-		}
-		out[i] = Status{Name: s.cfg.Name, State: s.state, Tools: n, Err: s.err, Exposure: s.cfg.Exposure}
+		out[i] = Status{Name: s.cfg.Name, State: s.state, Tools: counts[s.cfg.Name], Err: s.err, Exposure: s.cfg.Exposure}
 	}
 	return out
+}
+
+// toolCounts returns, per server name, the number of the registry's tools
+// from that server that are not hidden.
+func (m *Manager) toolCounts() map[string]int {
+	counts := make(map[string]int)
+	for _, t := range m.reg.Tools() {
+		if t.Exposure != tool.Hidden && !t.Origin.IsZero() && m.byName[t.Origin.Server] != nil {
+			counts[t.Origin.Server]++
+		}
+	}
+	return counts
 }
 
 // OnChange registers fn to be called after a server's state or tool list
