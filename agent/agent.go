@@ -208,7 +208,13 @@ func (a *Agent) Run(ctx context.Context, prompts ...llm.Message) iter.Seq2[Event
 // Continue runs the loop on the transcript as it is, for instance after a
 // run was interrupted: tool changes are declared before the first request.
 // The transcript must hold a message other than system messages, and its
-// last message must not be an assistant message (answer it first).
+// last message must not be an assistant message (answer it first) unless
+// that message's tool calls are open.
+//
+// Every run (Run and Continue) first answers the tool calls the transcript
+// leaves open at its end ([transcript.OpenCalls]: a run killed during a
+// call leaves them) with [transcript.InterruptedText], recording the
+// results like any other, so that a resumed session is always valid.
 func (a *Agent) Continue(ctx context.Context) iter.Seq2[Event, error] {
 	return a.run(ctx, nil, true)
 }
@@ -274,7 +280,7 @@ func (a *Agent) continuableLocked() error {
 	switch {
 	case last < 0:
 		return fmt.Errorf("%w: the transcript has no messages besides system messages", ErrCannotContinue)
-	case a.messages[last].Role == llm.RoleAssistant:
+	case a.messages[last].Role == llm.RoleAssistant && len(transcript.OpenCalls(a.messages)) == 0:
 		return fmt.Errorf("%w: the last message is the model's answer; add a user message", ErrCannotContinue)
 	}
 	return nil

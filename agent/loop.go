@@ -45,6 +45,9 @@ const outputLimitText = "Tool call %q was not executed: the response hit the out
 func (r *runner) loop(prompts []llm.Message) error {
 	a := r.a
 	r.emit(Event{Type: EventAgentStart})
+	if err := r.closeOpenCalls(); err != nil {
+		return err
+	}
 	pending := slices.Clone(prompts)
 	// With HeadTools the head is written as chosen, and Declare adds the
 	// other tools in an update after it; otherwise Declare completes it.
@@ -105,6 +108,19 @@ func (r *runner) loop(prompts []llm.Message) error {
 			return nil
 		}
 	}
+}
+
+// closeOpenCalls answers the tool calls the transcript leaves open at its
+// end, as interrupted: a run that was killed during a tool call (or whose
+// results never reached the session file) leaves them, and no provider
+// takes a request with a call that has no result.
+func (r *runner) closeOpenCalls() error {
+	for _, c := range transcript.OpenCalls(r.a.Messages()) {
+		if err := r.appendEmitted(errorResult(c, transcript.InterruptedText, r.a.now())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // headForNewTranscript returns the head of an empty transcript: the

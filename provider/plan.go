@@ -70,7 +70,13 @@ type Update struct {
 // when a legacy replace message follows the head; changes becomes text
 // when the head declares no tools, because Anthropic refuses a request
 // whose every tool is deferred.
+//
+// A tool call without a result (a session written before runs answered
+// the calls a killed run left open) is given one saying it was
+// interrupted ([transcript.CloseCalls]), since every API refuses a
+// request that carries it.
 func Build(msgs []llm.Message, caps Capabilities) Plan {
+	msgs = transcript.CloseCalls(msgs, interrupted)
 	class := caps.Tools
 	lateReplace := transcript.LateReplace(msgs)
 	head, hasHead := transcript.Leading(msgs)
@@ -117,6 +123,12 @@ func Build(msgs []llm.Message, caps Capabilities) Plan {
 		p.Entries[i].Index += rest
 	}
 	return p
+}
+
+// interrupted answers a call that has no result.
+func interrupted(c llm.ToolCall) llm.Message {
+	return llm.Message{Role: llm.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, IsError: true,
+		Content: []llm.Part{llm.Text(transcript.InterruptedText)}}
 }
 
 // addMessages appends the conversation messages and, through render, the
