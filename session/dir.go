@@ -22,6 +22,11 @@ import (
 // source's last entry. The source is read, never modified; a torn final
 // line in it is ignored. The new header's cwd is opts.Cwd, or the
 // source's when that is empty.
+//
+// A source that is damaged further on (a [*FormatError]: a line that is
+// not a valid entry) can still be forked at an entry before the damage,
+// named explicitly; [FormatError.LastIntact] is the last such entry. This
+// is how a damaged session is recovered.
 func Fork(path, at, dir string, opts *Options) (*Session, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -29,7 +34,11 @@ func Fork(path, at, dir string, opts *Options) (*Session, error) {
 	}
 	src, err := parse(path, data)
 	if err != nil {
-		return nil, fmt.Errorf("forking session: %w", err)
+		var fe *FormatError
+		_, intact := src.indexOf(at)
+		if !errors.As(err, &fe) || at == "" || !intact {
+			return nil, fmt.Errorf("forking session: %w", err)
+		}
 	}
 	if at == "" {
 		at = src.leaf()
@@ -56,8 +65,11 @@ func Fork(path, at, dir string, opts *Options) (*Session, error) {
 type Info struct {
 	// Path is the file's path.
 	Path string
-	// Err is why the file could not be read; the other fields but Path
-	// are then zero.
+	// Err is why the file could not be read (a [*FormatError] for a
+	// damaged file). The other fields then describe what could be read:
+	// the header's, or, when the header is damaged too, the id and time
+	// in the file's name ([Create]'s naming) if it has them; Entries and
+	// FirstUserText cover the entries before the damage.
 	Err error
 	// ID, Timestamp, Cwd, ParentSession and ParentEntry come from the
 	// header.
@@ -78,8 +90,9 @@ const titleRunes = 80
 
 // List describes the sessions in dir (the files whose names end in
 // ".jsonl"), newest first by header timestamp. A file that cannot be read
-// is listed with its Err set, after the others. A missing dir holds no
-// sessions.
+// is listed with its Err set, in its place when its time is known (from
+// its header, else its name), after the others otherwise. A missing dir
+// holds no sessions.
 func List(dir string) ([]Info, error) {
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -96,11 +109,11 @@ func List(dir string) ([]Info, error) {
 		out = append(out, info(filepath.Join(dir, de.Name())))
 	}
 	slices.SortStableFunc(out, func(a, b Info) int {
-		if (a.Err == nil) != (b.Err == nil) {
-			if a.Err == nil {
-				return -1
+		if a.Timestamp.IsZero() != b.Timestamp.IsZero() {
+			if a.Timestamp.IsZero() {
+				return 1
 			}
-			return 1
+			return -1
 		}
 		if c := b.Timestamp.Compare(a.Timestamp); c != 0 {
 			return c
@@ -117,10 +130,12 @@ func info(path string) Info {
 		return Info{Path: path, Err: err}
 	}
 	p, err := parse(path, data)
-	if err != nil {
-		return Info{Path: path, Err: err}
+	if p == nil {
+		in := Info{Path: path, Err: err}
+		in.ID, in.Timestamp = fromName(filepath.Base(path))
+		return in
 	}
-	in := Info{Path: path, ID: p.header.ID, Timestamp: p.header.Timestamp, Cwd: p.header.Cwd,
+	in := Info{Path: path, Err: err, ID: p.header.ID, Timestamp: p.header.Timestamp, Cwd: p.header.Cwd,
 		ParentSession: p.header.ParentSession, ParentEntry: p.header.ParentEntry, Entries: len(p.entries)}
 	for _, e := range p.entries {
 		if e.Message != nil && e.Message.Role == llm.RoleUser {
@@ -129,6 +144,24 @@ func info(path string) Info {
 		}
 	}
 	return in
+}
+
+// nameLayout is the time in the names Create gives files.
+const nameLayout = "20060102T150405Z"
+
+// fromName returns the session id and creation time in a file name of
+// Create's form, "20260102T150405Z_4f1c9a0b2d3e4f50.jsonl"; zero values
+// for another name.
+func fromName(name string) (id string, created time.Time) {
+	stamp, rest, ok := strings.Cut(strings.TrimSuffix(name, ".jsonl"), "_")
+	if !ok || len(rest) != 16 || strings.Trim(rest, "0123456789abcdef") != "" {
+		return "", time.Time{}
+	}
+	t, err := time.Parse(nameLayout, stamp)
+	if err != nil {
+		return "", time.Time{}
+	}
+	return rest, t
 }
 
 // title collapses white space and cuts s to titleRunes runes, the last
@@ -142,15 +175,22 @@ func title(s string) string {
 	return string(r[:titleRunes-1]) + "…"
 }
 
-// Latest returns the path of the newest readable session in dir, for
-// resuming the last session; [ErrNoSessions] when there is none.
+// Latest returns the path of the newest session in dir, for resuming the
+// last session; [ErrNoSessions] when there is none. When the newest file
+// cannot be read (or none can), the error says why (a [*FormatError] for
+// a damaged file) and the path is still returned: an older session is
+// never taken in its place, since continuing it would leave the newest
+// conversation behind without a word.
 func Latest(dir string) (string, error) {
 	infos, err := List(dir)
 	if err != nil {
 		return "", err
 	}
-	if len(infos) == 0 || infos[0].Err != nil {
+	if len(infos) == 0 {
 		return "", fmt.Errorf("%s: %w", dir, ErrNoSessions)
+	}
+	if err := infos[0].Err; err != nil {
+		return infos[0].Path, fmt.Errorf("the latest session cannot be read: %w", err)
 	}
 	return infos[0].Path, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,13 +97,18 @@ func TestLatestNone(t *testing.T) {
 	broken := t.TempDir()
 	writeFile(t, filepath.Join(broken, "x.jsonl"), []byte("{}\n"))
 	for name, dir := range map[string]string{
-		"empty":       empty,
-		"missing":     filepath.Join(empty, "missing"),
-		"only broken": broken,
+		"empty":   empty,
+		"missing": filepath.Join(empty, "missing"),
 	} {
 		if p, err := session.Latest(dir); !errors.Is(err, session.ErrNoSessions) {
 			t.Errorf("%s: Latest = %q, %v; want ErrNoSessions", name, p, err)
 		}
+	}
+	// A folder of unreadable files has sessions: Latest says what is
+	// wrong with them rather than that there are none.
+	var fe *session.FormatError
+	if p, err := session.Latest(broken); !errors.As(err, &fe) || p != filepath.Join(broken, "x.jsonl") {
+		t.Errorf("only broken: Latest = %q, %v; want the file and its FormatError", p, err)
 	}
 	if infos, err := session.List(filepath.Join(empty, "missing")); err != nil || len(infos) != 0 {
 		t.Errorf("List of a missing directory = %v, %v", infos, err)
@@ -122,5 +128,92 @@ func TestDefaultDir(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("XDG_DATA_HOME=%q: DefaultDir() = %q, %v; want %q", tc.xdg, got, err, tc.want)
 		}
+	}
+}
+
+// damage replaces line n (1-based) of a session file with text.
+func damage(t *testing.T, path string, n int, text string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	lines[n-1] = text + "\n"
+	writeFile(t, path, []byte(strings.Join(lines, "")))
+}
+
+// TestDamagedNewestSession: when the newest session is damaged in the
+// middle, Latest reports it (never an older one in its place), List shows
+// it in its place with what could be read, and a fork at the last intact
+// entry recovers that part.
+func TestDamagedNewestSession(t *testing.T) {
+	dir := t.TempDir()
+	older, err := session.Create(dir, clock(epoch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, older, llm.UserText("older", 1))
+	older.Close()
+	newest, err := session.Create(dir, clock(epoch.Add(time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e1 := mustAppend(t, newest, llm.UserText("first", 1))
+	e2 := mustAppend(t, newest, llm.UserText("second", 2))
+	mustAppend(t, newest, llm.UserText("third", 3))
+	newest.Close()
+	damage(t, newest.Path(), 4, `{"type":"message","id":"zz"`+"\x00")
+
+	p, err := session.Latest(dir)
+	var fe *session.FormatError
+	if !errors.As(err, &fe) || p != newest.Path() {
+		t.Fatalf("Latest = %q, %v; want the damaged newest session and its FormatError", p, err)
+	}
+	if fe.Line != 4 || fe.Intact != 2 || fe.LastIntact != e2.ID {
+		t.Errorf("FormatError line %d, intact %d, last intact %q; want 4, 2, %q", fe.Line, fe.Intact, fe.LastIntact, e2.ID)
+	}
+	infos, err := session.List(dir)
+	if err != nil || len(infos) != 2 {
+		t.Fatalf("List = %v, %v", infos, err)
+	}
+	if in := infos[0]; in.Path != newest.Path() || in.Err == nil || in.ID != newest.ID() || in.Entries != 2 || in.FirstUserText != "first" {
+		t.Errorf("the damaged session is listed as %+v", in)
+	}
+	// Recovery: a fork at the last intact entry; not at the damaged end.
+	if _, err := session.Fork(newest.Path(), "", t.TempDir(), nil); !errors.As(err, &fe) {
+		t.Errorf("fork of a damaged session at its end: err = %v, want the FormatError", err)
+	}
+	forked, err := session.Fork(newest.Path(), fe.LastIntact, t.TempDir(), nil)
+	if err != nil {
+		t.Fatalf("fork at the last intact entry: %v", err)
+	}
+	defer forked.Close()
+	var ids []string
+	for _, e := range forked.Branch() {
+		ids = append(ids, e.ID)
+	}
+	if !slices.Equal(ids, []string{e1.ID, e2.ID}) {
+		t.Errorf("the fork holds %v, want %v", ids, []string{e1.ID, e2.ID})
+	}
+}
+
+// TestDamagedHeaderIsListedByName: a file whose header is damaged keeps
+// the id and time its name gives, so it is found and ordered.
+func TestDamagedHeaderIsListedByName(t *testing.T) {
+	dir := t.TempDir()
+	s, err := session.Create(dir, clock(epoch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	damage(t, s.Path(), 1, "garbage")
+	infos, err := session.List(dir)
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("List = %v, %v", infos, err)
+	}
+	want := s.Header().Timestamp.Truncate(time.Second)
+	if in := infos[0]; in.ID != s.ID() || !in.Timestamp.Equal(want) || in.Err == nil {
+		t.Errorf("listed as %+v; want id %s, time %v and an error", in, s.ID(), want)
 	}
 }

@@ -111,7 +111,15 @@
 //
 // A [*Session] is safe for concurrent use by multiple goroutines: appends
 // are serialised, so the file order is the order in which they were
-// accepted. A session file must have at most one writer: two processes (or
-// two Sessions) appending to the same file would each extend a tree the
-// other does not know.
+// accepted. A session file has at most one writer: two processes (or two
+// Sessions) appending to the same file would each extend a tree the other
+// does not know, and the turns of one would vanish from the other's
+// branch. [Open], [Create] and [Fork] therefore take an exclusive advisory
+// lock (flock(2)) on the file they open for appending and hold it until
+// [Session.Close]; a second writer gets a [*LockedError] naming the
+// holder's process id, where the system tells it (Linux). The system
+// releases the lock when its holder exits, however it ends, so a killed
+// process never leaves a session locked. Readers ([Options.ReadOnly],
+// [List], [Fork]'s source) need no lock. Systems without flock(2) get no
+// protection.
 package session

@@ -407,6 +407,11 @@ type FormatError struct {
 	Line int
 	// Err is the problem.
 	Err error
+	// Intact is the number of entries before the line, which read well;
+	// LastIntact is the id of the last of them ("" when there is none).
+	// A fork at LastIntact ([Fork]) recovers them.
+	Intact     int
+	LastIntact string
 }
 
 // Error returns "session file PATH: line N: problem".

@@ -24,7 +24,8 @@ type parsed struct {
 
 // parse reads a session file's content; path names it in errors. A torn
 // final line is left out (see [parsed.torn]); any other problem is a
-// *FormatError.
+// *FormatError, returned with what precedes the bad line when the header
+// could be read (nil otherwise).
 func parse(path string, data []byte) (*parsed, error) {
 	p := &parsed{index: make(map[string]int)}
 	lineNo := 0
@@ -45,7 +46,12 @@ func parse(path string, data []byte) (*parsed, error) {
 			p.needNewline = true
 		}
 		if err := p.line(lineNo, line); err != nil {
-			return nil, &FormatError{Path: path, Line: lineNo, Err: err}
+			fe := &FormatError{Path: path, Line: lineNo, Err: err, Intact: len(p.entries)}
+			if lineNo == 1 {
+				return nil, fe
+			}
+			fe.LastIntact = p.leaf()
+			return p, fe
 		}
 		off = next
 		p.end = int64(next)
@@ -82,6 +88,15 @@ func (p *parsed) line(n int, line []byte) error {
 	p.index[e.ID] = len(p.entries)
 	p.entries = append(p.entries, e)
 	return nil
+}
+
+// indexOf returns the position of the entry id; p may be nil.
+func (p *parsed) indexOf(id string) (int, bool) {
+	if p == nil {
+		return 0, false
+	}
+	i, ok := p.index[id]
+	return i, ok
 }
 
 // isAncestor reports whether id is leaf or one of its ancestors.

@@ -107,7 +107,7 @@ func create(dir string, h Header, body []byte, opts *Options) (*Session, error) 
 		return nil, err
 	}
 	data := append(append(line, '\n'), body...)
-	name := h.Timestamp.UTC().Format("20060102T150405Z") + "_" + h.ID + ".jsonl"
+	name := h.Timestamp.UTC().Format(nameLayout) + "_" + h.ID + ".jsonl"
 	path := filepath.Join(dir, name)
 	p, err := parse(path, data)
 	if err != nil {
@@ -119,6 +119,11 @@ func create(dir string, h Header, body []byte, opts *Options) (*Session, error) 
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("creating session: %w", err)
+	}
+	if err := lockFile(f, path); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, err
 	}
 	s := newSession(path, f, p, opts)
 	fail := func(err error) (*Session, error) {
@@ -154,6 +159,11 @@ func create(dir string, h Header, body []byte, opts *Options) (*Session, error) 
 // truncated away ([Session.Recovered] says how many bytes); any other
 // problem is a [*FormatError] and leaves the file as it was. The leaf is
 // the last entry of the file.
+//
+// A Session open for appending holds the file's advisory lock until
+// Close: opening for appending a file that another writer holds, in this
+// process or another, fails at once with a [*LockedError] (ErrLocked)
+// naming the holder. Read-only opens neither take nor heed the lock.
 func Open(path string, opts *Options) (*Session, error) {
 	if opts != nil && opts.ReadOnly {
 		data, err := os.ReadFile(path)
@@ -171,6 +181,12 @@ func Open(path string, opts *Options) (*Session, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening session: %w", err)
+	}
+	// One writer at a time; the file is read once the lock is held, so
+	// what was appended before is seen.
+	if err := lockFile(f, path); err != nil {
+		f.Close()
+		return nil, err
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
