@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 
 	"github.com/toolshelf/toolshelf/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := cli.SignalContext(context.Background())
 	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

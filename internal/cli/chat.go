@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -25,11 +26,13 @@ and keeps the session consistent; Ctrl-C or Ctrl-D at the prompt, or /exit, ends
 Commands: /tools lists the active tools, /servers the MCP servers, /session the session file.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// Interrupts cancel turns here, not the whole command.
+			// Ctrl-C cancels turns here, not the whole command; SIGTERM
+			// and SIGHUP (e.term) end both.
 			e2 := *e
-			e2.ctx = context.WithoutCancel(e.ctx)
+			e2.ctx = e.term
 			read, closeInput := lineReader(e.stdin, e.stdout)
 			defer closeInput()
+			read = stoppable(e.term, read)
 			ask := func(_ context.Context, question string) (string, error) {
 				fmt.Fprintln(e.stderr, question)
 				return read("? ")
@@ -42,6 +45,9 @@ Commands: /tools lists the active tools, /servers the MCP servers, /session the 
 			for {
 				line, err := read("> ")
 				if err != nil {
+					if e.term.Err() != nil {
+						return stoppedError(e.term, r)
+					}
 					if errors.Is(err, io.EOF) {
 						if r.session != nil {
 							fmt.Fprintf(e.stderr, "session %s\n", r.session.ID())
@@ -76,6 +82,9 @@ Commands: /tools lists the active tools, /servers the MCP servers, /session the 
 					continue
 				}
 				if err := turn(e2.ctx, r, line); err != nil {
+					if e.term.Err() != nil {
+						return stoppedError(e.term, r)
+					}
 					if errors.Is(err, context.Canceled) {
 						fmt.Fprintln(e.stderr, "(cancelled)")
 						continue
@@ -87,6 +96,40 @@ Commands: /tools lists the active tools, /servers the MCP servers, /session the 
 	}
 	f.register(cmd)
 	return cmd
+}
+
+// stoppedError is chat's error when SIGTERM or SIGHUP ended it.
+func stoppedError(term context.Context, r *agentRun) error {
+	why := "stopped"
+	if sig, ok := stoppedBySignal(term); ok {
+		why = fmt.Sprintf("stopped by %v", sig)
+	}
+	if r.session != nil {
+		return fmt.Errorf("%s; session %s keeps everything up to the stop", why, r.session.ID())
+	}
+	return errors.New(why)
+}
+
+// stoppable makes read return ctx's cause once ctx is done, without
+// waiting for the line being read.
+func stoppable(ctx context.Context, read func(string) (string, error)) func(string) (string, error) {
+	return func(prompt string) (string, error) {
+		type line struct {
+			text string
+			err  error
+		}
+		ch := make(chan line, 1)
+		go func() {
+			text, err := read(prompt)
+			ch <- line{text, err}
+		}()
+		select {
+		case l := <-ch:
+			return l.text, l.err
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		}
+	}
 }
 
 // turn runs one prompt; an interrupt cancels it.
@@ -107,7 +150,8 @@ func turn(ctx context.Context, r *agentRun, text string) error {
 }
 
 // lineReader returns a prompt reader: a line editor with history on a
-// terminal, plain lines otherwise.
+// terminal, plain lines otherwise. closeFn puts the terminal back in its
+// normal mode if a read that never returned left it raw.
 func lineReader(in io.Reader, out io.Writer) (read func(prompt string) (string, error), closeFn func()) {
 	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		fd := int(f.Fd())
@@ -115,15 +159,28 @@ func lineReader(in io.Reader, out io.Writer) (read func(prompt string) (string, 
 			io.Reader
 			io.Writer
 		}{f, out}, "")
+		var mu sync.Mutex
+		var raw *term.State // the state to restore while a read is raw
+		restore := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if raw != nil {
+				term.Restore(fd, raw)
+				raw = nil
+			}
+		}
 		return func(prompt string) (string, error) {
 			state, err := term.MakeRaw(fd)
 			if err != nil {
 				return "", err
 			}
-			defer term.Restore(fd, state)
+			mu.Lock()
+			raw = state
+			mu.Unlock()
+			defer restore()
 			t.SetPrompt(prompt)
 			return t.ReadLine()
-		}, func() {}
+		}, restore
 	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)

@@ -21,7 +21,12 @@ func version() string {
 
 // env is what a command needs from its process.
 type env struct {
-	ctx    context.Context
+	// ctx ends when the command should stop: Main's context is done
+	// (SIGTERM or SIGHUP, with SignalContext) or Ctrl-C was pressed.
+	ctx context.Context
+	// term ends only with Main's context: chat handles Ctrl-C itself, a
+	// turn at a time.
+	term   context.Context
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -43,14 +48,21 @@ func usagef(format string, args ...any) error {
 // Main runs the toolshelf command line with args (without the program name)
 // and returns the process exit status: 0 on success, 1 when the command
 // failed, 2 when it was invoked wrongly.
+//
+// Cancelling ctx stops the command as Ctrl-C (SIGINT) does, which Main
+// handles itself: a run answers its calls in flight as cancelled and
+// closes its session. Programs pass [SignalContext] so that SIGTERM and
+// SIGHUP stop it the same way.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	ictx, stop := interruptible(ctx)
+	defer stop()
+	e := &env{ctx: ictx, term: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err := root.ExecuteContext(ictx)
 	if err == nil {
 		return 0
 	}

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,6 +20,9 @@ func TestMain(m *testing.M) {
 	if code, served := mcptest.ServeIfAsked(); served {
 		os.Exit(code)
 	}
+	if args := os.Getenv(mainEnv); args != "" {
+		os.Exit(runMainChild(args))
+	}
 	home, err := os.MkdirTemp("", "toolshelf-cli-test-")
 	if err != nil {
 		panic(err)
@@ -27,4 +33,20 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(home)
 	os.Exit(code)
+}
+
+// mainEnv makes the test binary run toolshelf itself, as cmd/toolshelf
+// does (with SignalContext), on the JSON array of arguments it holds: how
+// tests stop a real toolshelf process with a signal.
+const mainEnv = "TOOLSHELF_CLI_TEST_MAIN"
+
+func runMainChild(argsJSON string) int {
+	var args []string
+	if err := json.Unmarshal([]byte(argsJSON), &args); err != nil {
+		fmt.Fprintln(os.Stderr, "bad", mainEnv, err)
+		return 2
+	}
+	ctx, stop := SignalContext(context.Background())
+	defer stop()
+	return Main(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 }

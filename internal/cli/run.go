@@ -150,6 +150,16 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		}
 		r.closers = append(r.closers, func() { _ = r.session.Close() })
 		msgs = r.session.Messages()
+		if n := r.session.Recovered(); n > 0 {
+			fmt.Fprintf(e.stderr, "toolshelf: the session's last entry was cut short (the process writing it was stopped); its %d bytes were dropped\n", n)
+		}
+		if open := transcript.OpenCalls(msgs); len(open) > 0 {
+			names := make([]string, len(open))
+			for i, c := range open {
+				names[i] = c.Name
+			}
+			fmt.Fprintf(e.stderr, "toolshelf: the session's last run stopped during %s; answered as interrupted\n", plural(len(open), "tool call")+" ("+strings.Join(names, ", ")+")")
+		}
 	}
 	if len(msgs) > 0 {
 		// Tools the transcript declared stay declared: those whose server
@@ -317,16 +327,16 @@ func openSession(f *agentFlags) (*session.Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	var s *session.Session
 	if f.fork {
-		src, err := session.Open(path, &session.Options{ReadOnly: true})
-		if err != nil {
-			return nil, err
-		}
-		leaf := src.Leaf()
-		src.Close()
-		return session.Fork(path, leaf, dir, nil)
+		s, err = session.Fork(path, "", dir, nil)
+	} else {
+		s, err = session.Open(path, nil)
 	}
-	return session.Open(path, nil)
+	if err != nil {
+		return nil, explainSessionError(err)
+	}
+	return s, nil
 }
 
 // prompt runs one user prompt to its end.
@@ -418,7 +428,11 @@ searches, calls the tool it found and reports the result.`,
 			if r.session != nil && !f.asJSON {
 				fmt.Fprintf(e.stderr, "session %s\n", r.session.ID())
 			}
-			if errors.Is(err, context.Canceled) {
+			sig, stopped := stoppedBySignal(e.term)
+			switch {
+			case errors.Is(err, context.Canceled) && stopped:
+				return fmt.Errorf("stopped by %v; the session keeps everything up to the stop", sig)
+			case errors.Is(err, context.Canceled):
 				return errors.New("cancelled; the session keeps everything up to the cancellation")
 			}
 			return err

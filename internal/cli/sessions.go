@@ -119,7 +119,11 @@ func openReadOnly(resolveDir func() (string, error), name string) (*session.Sess
 	if err != nil {
 		return nil, err
 	}
-	return session.Open(path, &session.Options{ReadOnly: true})
+	s, err := session.Open(path, &session.Options{ReadOnly: true})
+	if err != nil {
+		return nil, explainSessionError(err)
+	}
+	return s, nil
 }
 
 // sessionDir returns the resolver of the session directory: dir when
@@ -138,8 +142,11 @@ func sessionDir(dir *string) func() (string, error) {
 func findSession(dir, name string) (string, error) {
 	if name == "last" {
 		p, err := session.Latest(dir)
-		if err != nil {
+		switch {
+		case errors.Is(err, session.ErrNoSessions):
 			return "", fmt.Errorf("no sessions in %s yet", dir)
+		case err != nil:
+			return "", explainSessionError(err)
 		}
 		return p, nil
 	}
@@ -153,17 +160,20 @@ func findSession(dir, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var matches []string
+	var matches []session.Info
 	for _, in := range infos {
-		if in.Err == nil && strings.HasPrefix(in.ID, name) {
-			matches = append(matches, in.Path)
+		if in.ID != "" && strings.HasPrefix(in.ID, name) {
+			matches = append(matches, in)
 		}
 	}
 	switch len(matches) {
 	case 0:
 		return "", usagef("no session %q in %s: run 'toolshelf sessions list' for the ids", name, dir)
 	case 1:
-		return matches[0], nil
+		if err := matches[0].Err; err != nil {
+			return "", explainSessionError(err)
+		}
+		return matches[0].Path, nil
 	}
 	return "", usagef("%q names %d sessions; give more of the id", name, len(matches))
 }
@@ -219,14 +229,14 @@ is not changed. It prints the new session's path.`,
 			if at == "" {
 				s, err := session.Open(path, &session.Options{ReadOnly: true})
 				if err != nil {
-					return err
+					return explainSessionError(err)
 				}
 				at = s.Leaf()
 				s.Close()
 			}
 			forked, err := session.Fork(path, at, dir, nil)
 			if err != nil {
-				return err
+				return explainSessionError(err)
 			}
 			defer forked.Close()
 			fmt.Fprintln(e.stdout, forked.Path())
@@ -308,4 +318,36 @@ func exactlyOne(msg string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// explainSessionError adds to an error about a session file what the user
+// can do: recover the intact part of a damaged file with a fork, or leave
+// a session another process holds to it (or continue in a fork).
+func explainSessionError(err error) error {
+	var fe *session.FormatError
+	var le *session.LockedError
+	switch {
+	case errors.As(err, &fe) && fe.Line == 1:
+		return fmt.Errorf("%w\nThe file's header is damaged, so nothing in it can be recovered; move it out of the session directory to use the others", err)
+	case errors.As(err, &fe) && fe.Intact == 0:
+		return fmt.Errorf("%w\nThe session's first entry is damaged, so nothing in it can be recovered; move the file out of the session directory to use the others", err)
+	case errors.As(err, &fe):
+		intact := fmt.Sprintf("The %d entries before line %d are intact", fe.Intact, fe.Line)
+		if fe.Intact == 1 {
+			intact = fmt.Sprintf("The entry before line %d is intact", fe.Line)
+		}
+		return fmt.Errorf("%w\n%s: recover them in a new session with\n  toolshelf sessions fork %s --at %s\nand resume the session it prints, or move the damaged file out of the session directory",
+			err, intact, shellQuote(fe.Path), fe.LastIntact)
+	case errors.As(err, &le):
+		return fmt.Errorf("%w (with run or chat: --resume … --fork)", err)
+	}
+	return err
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:+@%,=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
