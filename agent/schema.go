@@ -77,9 +77,9 @@ func (e *slowSchemaError) Error() string { return e.slow.Error() }
 // validate checks args against the tool's parameter schema. Arguments must
 // be a JSON object. A schema that cannot be compiled (malformed, or
 // referencing other documents) or that is past maxSchemaObjects is not
-// enforced: the tool itself remains the judge of its input. Pattern matches stop when ctx is done (the error
-// is then ctx's) or when they run past validationBudget (a
-// *slowSchemaError).
+// enforced: the tool itself remains the judge of its input. Pattern
+// matches stop when ctx is done (the error is then ctx's) or when they
+// run past validationBudget (a *slowSchemaError).
 func (c *schemaCache) validate(ctx context.Context, t tool.Tool, args []byte) error {
 	var inst any
 	dec := json.NewDecoder(bytes.NewReader(args))
