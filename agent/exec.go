@@ -150,8 +150,8 @@ func (r *runner) prepare(c llm.ToolCall) (*Call, string) {
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	if err := a.schema.validate(t, args); err != nil {
-		return nil, fmt.Sprintf("Invalid arguments for tool %q: %v", c.Name, err)
+	if err := a.schema.validate(r.ctx, t, args); err != nil {
+		return nil, invalidText(r.ctx, c.Name, err)
 	}
 	call := &Call{ID: c.ID, Name: c.Name, Args: json.RawMessage(args), Tool: t}
 	for _, h := range a.cfg.BeforeToolCall {

@@ -1,21 +1,30 @@
 package agent
 
 import (
-	"github.com/toolshelf/toolshelf/internal/ecma"
-
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/toolshelf/toolshelf/internal/ecma"
 	"github.com/toolshelf/toolshelf/tool"
 )
+
+// validationBudget is the time all the pattern matches of one call's
+// argument validation may take together (each match also stops after
+// 100 ms): patterns come from untrusted schemas, and a pathological one
+// must not stall the turn.
+const validationBudget = time.Second
 
 // schemaCache compiles tools' parameter schemas once per distinct schema.
 type schemaCache struct {
@@ -23,9 +32,25 @@ type schemaCache struct {
 	schemas map[string]*compiled
 }
 
+// compiled is a tool schema ready to validate. A schema without patterns
+// is one shared [jsonschema.Schema]. A schema with patterns is compiled
+// once per concurrent validation: its regular expressions report to an
+// [ecma.Meter] that holds one validation's context and budget, so each
+// validation takes an instance of its own, compiling one more only when
+// every instance is in use.
 type compiled struct {
+	err    error              // why the schema could not be compiled
+	shared *jsonschema.Schema // the schema, when it has no patterns
+
+	params json.RawMessage // the schema's text, for more instances
+	mu     sync.Mutex      // guards idle
+	idle   []*instance
+}
+
+// instance is a schema compiled with a meter of its own.
+type instance struct {
 	schema *jsonschema.Schema
-	err    error // why the schema could not be compiled
+	meter  *ecma.Meter
 }
 
 // errNoRemoteRefs refuses to fetch schemas: tool schemas are untrusted and
@@ -38,11 +63,24 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("%w (%s)", errNoRemoteRefs, url)
 }
 
+// slowSchemaError is a validation the meter stopped because a pattern
+// was too slow: the arguments may be valid or not.
+type slowSchemaError struct {
+	slow *ecma.SlowError
+	// location is where the slow pattern was being matched, when the
+	// validation error says ("/values/3"), else empty.
+	location string
+}
+
+func (e *slowSchemaError) Error() string { return e.slow.Error() }
+
 // validate checks args against the tool's parameter schema. Arguments must
 // be a JSON object. A schema that cannot be compiled (malformed, or
-// referencing other documents) is not enforced: the tool itself remains
-// the judge of its input.
-func (c *schemaCache) validate(t tool.Tool, args []byte) error {
+// referencing other documents) or that is past maxSchemaObjects is not
+// enforced: the tool itself remains the judge of its input. Pattern
+// matches stop when ctx is done (the error is then ctx's) or when they
+// run past validationBudget (a *slowSchemaError).
+func (c *schemaCache) validate(ctx context.Context, t tool.Tool, args []byte) error {
 	var inst any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -59,14 +97,33 @@ func (c *schemaCache) validate(t tool.Tool, args []byte) error {
 	if s.err != nil {
 		return nil
 	}
-	if err := s.schema.Validate(inst); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return errors.New(describe(ve))
-		}
-		return err
+	if s.shared != nil {
+		return explain(s.shared.Validate(inst))
 	}
-	return nil
+	in, err := s.acquire()
+	if err != nil {
+		return nil // compiled once already; not enforced, as above
+	}
+	defer s.release(in)
+	in.meter.Start(ctx, validationBudget)
+	verr := in.schema.Validate(inst)
+	var slow *ecma.SlowError
+	switch merr := in.meter.Err(); {
+	case errors.As(merr, &slow):
+		return &slowSchemaError{slow: slow, location: patternLocation(verr, slow)}
+	case merr != nil:
+		return merr
+	}
+	return explain(verr)
+}
+
+// explain turns a validation error into the text the model reads.
+func explain(err error) error {
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		return errors.New(describe(ve))
+	}
+	return err
 }
 
 func (c *schemaCache) get(params json.RawMessage) *compiled {
@@ -79,19 +136,114 @@ func (c *schemaCache) get(params json.RawMessage) *compiled {
 	if c.schemas == nil {
 		c.schemas = make(map[string]*compiled)
 	}
-	s := &compiled{}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
-	if err == nil {
-		comp := jsonschema.NewCompiler()
-		comp.UseLoader(noLoader{})
-		comp.UseRegexpEngine(ecma.Engine)
-		if err = comp.AddResource(ecma.SchemaURL, doc); err == nil {
-			s.schema, err = comp.Compile(ecma.SchemaURL)
-		}
+	s := &compiled{params: params}
+	var in *instance
+	var err error
+	if n := countObjects(params); n > maxSchemaObjects {
+		err = fmt.Errorf("the schema has %d objects, more than the %d checked", n, maxSchemaObjects)
+	} else {
+		in, err = compileSchema(params)
 	}
-	s.err = err
+	switch {
+	case err != nil:
+		s.err = err
+	case in.meter.Patterns() == 0:
+		s.shared = in.schema
+	default:
+		s.idle = []*instance{in}
+	}
 	c.schemas[key] = s
 	return s
+}
+
+// maxSchemaObjects bounds the schemas compiled to check arguments: the
+// compiler's time grows with the square of a schema's subschemas (40,000
+// properties took 9 s), so a larger schema is not enforced, like one that
+// does not compile. Real tools have a few hundred at most.
+const maxSchemaObjects = 5_000
+
+// countObjects returns the number of JSON objects in b.
+func countObjects(b []byte) int {
+	n, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && c == '{':
+			n++
+		}
+	}
+	return n
+}
+
+// compileSchema compiles a tool schema with a meter of its own.
+func compileSchema(params json.RawMessage) (*instance, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	if err != nil {
+		return nil, err
+	}
+	m := ecma.NewMeter()
+	comp := jsonschema.NewCompiler()
+	comp.UseLoader(noLoader{})
+	comp.UseRegexpEngine(m.Engine)
+	if err := comp.AddResource(ecma.SchemaURL, doc); err != nil {
+		return nil, err
+	}
+	sch, err := comp.Compile(ecma.SchemaURL)
+	if err != nil {
+		return nil, err
+	}
+	return &instance{schema: sch, meter: m}, nil
+}
+
+// acquire takes an idle instance, or compiles one when all are in use.
+func (s *compiled) acquire() (*instance, error) {
+	s.mu.Lock()
+	if n := len(s.idle); n > 0 {
+		in := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		s.mu.Unlock()
+		return in, nil
+	}
+	s.mu.Unlock()
+	return compileSchema(s.params)
+}
+
+// release returns an instance for the next validation.
+func (s *compiled) release(in *instance) {
+	s.mu.Lock()
+	s.idle = append(s.idle, in)
+	s.mu.Unlock()
+}
+
+// patternLocation finds where a stopped pattern was being matched: the
+// first (in location order) pattern failure of that pattern and value.
+// It returns "" when the slow match left no failure (it was of a property
+// name, or under a not).
+func patternLocation(err error, slow *ecma.SlowError) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return ""
+	}
+	var found []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if p, ok := e.ErrorKind.(*kind.Pattern); ok && p.Got == slow.Value && p.Want == slow.Pattern {
+			found = append(found, "/"+strings.Join(e.InstanceLocation, "/"))
+		}
+		for _, cause := range e.Causes {
+			walk(cause)
+		}
+	}
+	walk(ve)
+	if len(found) == 0 {
+		return ""
+	}
+	return slices.Min(found)
 }
 
 // printer renders validation messages in English.
@@ -117,4 +269,33 @@ func describe(ve *jsonschema.ValidationError) string {
 		lines = append(lines[:5], fmt.Sprintf("and %d more problems", len(lines)-5))
 	}
 	return strings.Join(lines, "; ")
+}
+
+// invalidText is the result text of a call whose arguments validate
+// returned err for.
+func invalidText(ctx context.Context, name string, err error) string {
+	var slow *slowSchemaError
+	switch {
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return cancelledText
+	case errors.As(err, &slow):
+		where := fmt.Sprintf("the value %q", clipText(slow.slow.Value, 40))
+		if loc := slow.location; loc != "" {
+			param, _, _ := strings.Cut(strings.TrimPrefix(loc, "/"), "/")
+			where = fmt.Sprintf("parameter %q (at %s)", param, loc)
+		}
+		return fmt.Sprintf("Tool %q was not called: checking its arguments was abandoned because the pattern %q "+
+			"in its schema is too slow to match %s; all the pattern checks of one call get %v. "+
+			"The tool's schema is at fault, not necessarily the arguments: shorter values may pass.",
+			name, clipText(slow.slow.Pattern, 80), where, validationBudget)
+	}
+	return fmt.Sprintf("Invalid arguments for tool %q: %v", name, err)
+}
+
+// clipText returns at most n runes of s, marking a cut with "…".
+func clipText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -16,14 +15,25 @@ type schemaNode struct {
 	// name is the property's name when the schema is a property's, else
 	// empty.
 	name string
-	// siblings are the names of the other properties beside it.
-	siblings []string
+	// siblings are the names of the properties beside it, its own
+	// included.
+	siblings map[string]bool
 	// ms are the schema's members.
 	ms []member
 }
 
-// walkSchema calls visit for every schema object in raw, parents first.
-func walkSchema(raw json.RawMessage, path, name string, siblings []string, visit func(*schemaNode)) {
+// maxSchemaDepth is how many schema levels deep the rules and [Slim] go:
+// deeper subschemas are neither linted nor slimmed, and are kept byte for
+// byte. Each level reads its subtree again, so the bound keeps the cost
+// linear in the schema's size. Real tools nest a dozen levels at most.
+const maxSchemaDepth = 32
+
+// walkSchema calls visit for every schema object in raw, parents first,
+// down to maxSchemaDepth levels.
+func walkSchema(raw json.RawMessage, path, name string, siblings map[string]bool, depth int, visit func(*schemaNode)) {
+	if depth >= maxSchemaDepth {
+		return
+	}
 	ms, ok := parseObject(raw)
 	if !ok {
 		return
@@ -36,31 +46,32 @@ func walkSchema(raw json.RawMessage, path, name string, siblings []string, visit
 			if !ok {
 				continue
 			}
-			var names []string
+			var names map[string]bool
 			if m.key == "properties" {
+				names = make(map[string]bool, len(sub))
 				for _, s := range sub {
-					names = append(names, s.key)
+					names[s.key] = true
 				}
 			}
 			for _, s := range sub {
 				if m.key == "properties" {
-					walkSchema(s.val, childPath(path, m.key, s.key), s.key, names, visit)
+					walkSchema(s.val, childPath(path, m.key, s.key), s.key, names, depth+1, visit)
 				} else {
-					walkSchema(s.val, childPath(path, m.key, s.key), "", nil, visit)
+					walkSchema(s.val, childPath(path, m.key, s.key), "", nil, depth+1, visit)
 				}
 			}
 		case schemaKeywords[m.key]:
 			if elems, ok := parseArray(m.val); ok && m.key == "items" {
 				for _, e := range elems {
-					walkSchema(e, childPath(path, m.key, ""), "", nil, visit)
+					walkSchema(e, childPath(path, m.key, ""), "", nil, depth+1, visit)
 				}
 				continue
 			}
-			walkSchema(m.val, childPath(path, m.key, ""), "", nil, visit)
+			walkSchema(m.val, childPath(path, m.key, ""), "", nil, depth+1, visit)
 		case schemaListKeywords[m.key]:
 			elems, _ := parseArray(m.val)
 			for _, e := range elems {
-				walkSchema(e, childPath(path, m.key, ""), "", nil, visit)
+				walkSchema(e, childPath(path, m.key, ""), "", nil, depth+1, visit)
 			}
 		}
 	}
@@ -69,7 +80,7 @@ func walkSchema(raw json.RawMessage, path, name string, siblings []string, visit
 // schema runs the parameter rules on one tool.
 func (l *linter) schema(en *entry) {
 	toolName := en.e.Name
-	walkSchema(en.tool.Parameters, "", "", nil, func(n *schemaNode) {
+	walkSchema(en.tool.Parameters, "", "", nil, 0, func(n *schemaNode) {
 		for _, kw := range []string{"examples", "example"} {
 			if _, ok := lookup(n.ms, kw); ok && l.on(RuleExamples) {
 				where := "the schema"
@@ -396,7 +407,7 @@ func (l *linter) nesting(en *entry, n *schemaNode) {
 	}
 	var names []string
 	for _, s := range sub {
-		if s.key == n.name || slices.Contains(n.siblings, s.key) {
+		if s.key == n.name || n.siblings[s.key] {
 			return
 		}
 		names = append(names, s.key)

@@ -55,7 +55,8 @@ type Change struct {
 //     the same value (rule default-in-prose).
 //
 // Everything else is kept byte for byte: types, enum, required, formats,
-// patterns, defaults and every other keyword, and the key order. The
+// patterns, defaults and every other keyword, the key order, and the
+// subschemas more than 32 levels deep, which it does not visit. The
 // result validates exactly the arguments the original did. Slim never
 // returns more tokens than it was given: a rewrite that would cost more
 // (which only odd escapes could cause) is dropped.
@@ -83,7 +84,7 @@ func slimTool(t tool.Tool, c *tokens.Counter) (*Slimmed, error) {
 		short = t.Name
 	}
 	s := &slimmer{toolName: short}
-	out := s.schema(params, "", "")
+	out := s.schema(params, "", "", 0)
 	count := func(p json.RawMessage) int {
 		return c.Tool(llm.Tool{Name: t.Name, Description: t.Description, Parameters: p})
 	}
@@ -107,8 +108,12 @@ type slimmer struct {
 }
 
 // schema returns raw slimmed, or raw itself when nothing changed. name is
-// the property's name when raw is a property's schema.
-func (s *slimmer) schema(raw json.RawMessage, path, name string) json.RawMessage {
+// the property's name when raw is a property's schema; depth counts the
+// schema levels above raw, and raw is kept as it is from maxSchemaDepth.
+func (s *slimmer) schema(raw json.RawMessage, path, name string, depth int) json.RawMessage {
+	if depth >= maxSchemaDepth {
+		return raw
+	}
 	ms, ok := parseObject(raw)
 	if !ok {
 		return raw
@@ -122,20 +127,20 @@ func (s *slimmer) schema(raw json.RawMessage, path, name string) json.RawMessage
 			changed = true
 			continue
 		case schemaMapKeywords[m.key]:
-			if v, ok := s.schemaMap(m.val, path, m.key); ok {
+			if v, ok := s.schemaMap(m.val, path, m.key, depth+1); ok {
 				m.val, changed = v, true
 			}
 		case schemaKeywords[m.key]:
 			if elems, isList := parseArray(m.val); isList && m.key == "items" {
-				if v, ok := s.schemaList(elems, childPath(path, m.key, "")); ok {
+				if v, ok := s.schemaList(elems, childPath(path, m.key, ""), depth+1); ok {
 					m.val, changed = v, true
 				}
-			} else if v := s.schema(m.val, childPath(path, m.key, ""), ""); !bytes.Equal(v, m.val) {
+			} else if v := s.schema(m.val, childPath(path, m.key, ""), "", depth+1); !bytes.Equal(v, m.val) {
 				m.val, changed = v, true
 			}
 		case schemaListKeywords[m.key]:
 			if elems, isList := parseArray(m.val); isList {
-				if v, ok := s.schemaList(elems, childPath(path, m.key, "")); ok {
+				if v, ok := s.schemaList(elems, childPath(path, m.key, ""), depth+1); ok {
 					m.val, changed = v, true
 				}
 			}
@@ -154,7 +159,7 @@ func (s *slimmer) schema(raw json.RawMessage, path, name string) json.RawMessage
 }
 
 // schemaMap slims every schema of a keyword that maps names to schemas.
-func (s *slimmer) schemaMap(raw json.RawMessage, path, keyword string) (json.RawMessage, bool) {
+func (s *slimmer) schemaMap(raw json.RawMessage, path, keyword string, depth int) (json.RawMessage, bool) {
 	sub, ok := parseObject(raw)
 	if !ok {
 		return nil, false
@@ -165,7 +170,7 @@ func (s *slimmer) schemaMap(raw json.RawMessage, path, keyword string) (json.Raw
 		if keyword == "properties" {
 			name = m.key
 		}
-		if v := s.schema(m.val, childPath(path, keyword, m.key), name); !bytes.Equal(v, m.val) {
+		if v := s.schema(m.val, childPath(path, keyword, m.key), name, depth); !bytes.Equal(v, m.val) {
 			sub[i].val, changed = v, true
 		}
 	}
@@ -176,10 +181,10 @@ func (s *slimmer) schemaMap(raw json.RawMessage, path, keyword string) (json.Raw
 }
 
 // schemaList slims an array of schemas.
-func (s *slimmer) schemaList(elems []json.RawMessage, path string) (json.RawMessage, bool) {
+func (s *slimmer) schemaList(elems []json.RawMessage, path string, depth int) (json.RawMessage, bool) {
 	changed := false
 	for i, e := range elems {
-		if v := s.schema(e, path, ""); !bytes.Equal(v, e) {
+		if v := s.schema(e, path, "", depth); !bytes.Equal(v, e) {
 			elems[i], changed = v, true
 		}
 	}

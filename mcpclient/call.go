@@ -102,6 +102,15 @@ func (m *Manager) session(ctx context.Context, s *server, reconnected *bool) (*c
 // errCallTimeout ends a call that ran past its timeout.
 var errCallTimeout = errors.New("tool call timed out")
 
+// errCallCapped ends a call that progress notifications kept alive for
+// ProgressCap times its timeout.
+var errCallCapped = errors.New("tool call ran past its cap")
+
+// ProgressCap bounds a call that progress notifications keep alive: each
+// notification restarts the server's timeout, but a call ends after
+// ProgressCap times the timeout in all.
+const ProgressCap = 10
+
 // progressTokens numbers the calls' progress tokens.
 var progressTokens atomic.Uint64
 
@@ -114,6 +123,8 @@ func (m *Manager) callOnce(ctx context.Context, s *server, c *conn, name string,
 	defer cancel(nil)
 	timer := time.AfterFunc(timeout, func() { cancel(errCallTimeout) })
 	defer timer.Stop()
+	capTimer := time.AfterFunc(ProgressCap*timeout, func() { cancel(errCallCapped) })
+	defer capTimer.Stop()
 	token := fmt.Sprintf("toolshelf-%d", progressTokens.Add(1))
 	c.progress.Store(token, func() { timer.Reset(timeout) })
 	defer c.progress.Delete(token)
@@ -133,6 +144,12 @@ func (m *Manager) callOnce(ctx context.Context, s *server, c *conn, name string,
 		m.lost(s, c, fmt.Errorf("a call of %s got no answer within %s", name, timeout))
 		return tool.ErrorResult(fmt.Sprintf("%s did not answer the call of %s within %s (the configured timeout). "+
 			"The call was abandoned and the server disconnected; the next call reconnects to it.", s.describe(), name, timeout)), false, nil
+	case context.Cause(cctx) == errCallCapped:
+		// The server is alive (it sends progress): the call is cancelled,
+		// the session kept.
+		return tool.ErrorResult(fmt.Sprintf("%s was still working on the call of %s after %s, the most a call may take "+
+			"(%d times the configured timeout of %s, however often the server reports progress). "+
+			"The call was cancelled.", s.describe(), name, ProgressCap*timeout, ProgressCap, timeout)), false, nil
 	case errors.Is(err, mcp.ErrSessionMissing):
 		m.lost(s, c, fmt.Errorf("the server ended the session: %w", err))
 		return tool.ErrorResult(fmt.Sprintf("%s ended the session during the call of %s; the next call reconnects to it.", s.describe(), name)), true, nil

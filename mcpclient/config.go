@@ -19,8 +19,8 @@ import (
 	"github.com/toolshelf/toolshelf/tool"
 )
 
-// DefaultTimeout is how long a tool call may take when the configuration
-// sets no timeout.
+// DefaultTimeout is how long connecting, listing the tools and a tool call
+// may each take when the configuration sets no timeout.
 const DefaultTimeout = 60 * time.Second
 
 // Config is a parsed mcp.json: the MCP servers to connect to.
@@ -75,8 +75,10 @@ type ServerConfig struct {
 	Description string
 	// Enabled is false for a server that is configured but not used.
 	Enabled bool
-	// Timeout bounds each tool call (default [DefaultTimeout]); a progress
-	// notification from the server restarts it.
+	// Timeout bounds connecting (the initialize request), each tool
+	// listing and each tool call (default [DefaultTimeout]); a progress
+	// notification from the server restarts a call's, up to [ProgressCap]
+	// times the timeout in all.
 	Timeout time.Duration
 	// Briefs gives tools (by the server's tool name) the one-line summary
 	// two-phase selection shows instead of one derived from the

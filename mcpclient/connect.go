@@ -19,10 +19,15 @@ import (
 	"github.com/toolshelf/toolshelf/tool"
 )
 
-// minSetupTimeout is the least time a connection attempt or a tool listing
-// is given, whatever the server's call timeout: starting a server can take
-// a while (npx may download it first).
-const minSetupTimeout = 60 * time.Second
+// noAnswer is a setup step that the server did not answer within its
+// timeout, which bounds connecting (the initialize request) and listing
+// tools as it bounds calls.
+type noAnswer struct {
+	step  string // "initialize" or "tools/list"
+	after time.Duration
+}
+
+func (e *noAnswer) Error() string { return fmt.Sprintf("no answer to %s within %s", e.step, e.after) }
 
 // transport is one attempt's way to reach a server.
 type transport struct {
@@ -232,12 +237,12 @@ func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport) (*conn, 
 			}
 		},
 	})
-	cctx, cancel := context.WithTimeout(ctx, max(s.cfg.Timeout, minSetupTimeout))
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	session, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		if ctx.Err() == nil && cctx.Err() != nil {
-			err = fmt.Errorf("no answer within %s: %w", max(s.cfg.Timeout, minSetupTimeout), err)
+			err = fmt.Errorf("%w: %w", &noAnswer{step: "initialize", after: s.cfg.Timeout}, err)
 		}
 		return nil, err
 	}
@@ -327,11 +332,14 @@ type listDocument struct {
 func (m *Manager) refresh(s *server, c *conn) error {
 	s.listMu.Lock()
 	defer s.listMu.Unlock()
-	ctx, cancel := context.WithTimeout(c.ctx, max(s.cfg.Timeout, minSetupTimeout))
+	ctx, cancel := context.WithTimeout(c.ctx, s.cfg.Timeout)
 	defer cancel()
 	doc := listDocument{Server: s.cfg.Name, Description: s.cfg.Description, Instructions: c.instructions, Tools: []json.RawMessage{}}
 	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
+			if c.ctx.Err() == nil && ctx.Err() != nil {
+				err = fmt.Errorf("%w: %w", &noAnswer{step: "tools/list", after: s.cfg.Timeout}, err)
+			}
 			return err
 		}
 		raw, err := json.Marshal(t)

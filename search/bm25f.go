@@ -207,22 +207,25 @@ func (r *BM25F) analyze(d Document) analyzed {
 			short = strings.TrimPrefix(short, d.Namespace.Name+"__")
 		}
 	}
-	lead, body := splitLead(d.Description)
+	// Each field analyses at most maxFieldText bytes (schema.go).
+	lead, body := splitLead(clipText(d.Description, maxFieldText))
 	fields := make([][]string, numFields)
+	name := newTextBudget()
+	short = name.take(short)
 	fields[fieldName] = r.an.fieldTerms(short, nil)
 	nameTerms := r.an.distinctWords(short)
 	fields[fieldLead] = r.an.fieldTerms(lead, nil)
 	fields[fieldBody] = r.an.fieldTerms(body, nil)
 	if len(d.Parameters) > 0 {
 		if schema, err := parseSchema(d.Parameters); err == nil {
-			fields[fieldParams] = r.schemaTerms(schema, nil)
+			fields[fieldParams] = r.schemaTerms(schema, nil, newTextBudget())
 			for _, op := range operations(schema) {
-				fields[fieldName] = r.an.fieldTerms(op, fields[fieldName])
+				fields[fieldName] = r.an.fieldTerms(name.take(op), fields[fieldName])
 			}
 		}
 	}
-	fields[fieldServer] = r.an.fieldTerms(server, nil)
-	fields[fieldNSText] = r.an.fieldTerms(d.Namespace.Description, nil)
+	fields[fieldServer] = r.an.fieldTerms(clipText(server, maxFieldText), nil)
+	fields[fieldNSText] = r.an.fieldTerms(clipText(d.Namespace.Description, maxFieldText), nil)
 
 	// Exact-name keys; a name without letters or digits has none.
 	keys := []string{normName(d.Name)}
@@ -301,42 +304,42 @@ func operations(schema *node) []string {
 // schemaTerms collects the searchable text of a JSON Schema: property
 // names (as identifiers), descriptions, titles and string enum values,
 // following properties, items, additionalProperties, the anyOf, oneOf and
-// allOf variants and $defs/definitions.
-func (r *BM25F) schemaTerms(n *node, out []string) []string {
-	if n == nil || n.kind != 'o' {
+// allOf variants and $defs/definitions, until the text budget is spent.
+func (r *BM25F) schemaTerms(n *node, out []string, b *textBudget) []string {
+	if n == nil || n.kind != 'o' || *b <= 0 {
 		return out
 	}
 	for _, key := range []string{"title", "description"} {
 		if v := n.get(key); v != nil && v.kind == 's' {
-			out = r.an.fieldTerms(v.str, out)
+			out = r.an.fieldTerms(b.take(v.str), out)
 		}
 	}
 	if e := n.get("enum"); e != nil && e.kind == 'a' {
 		for _, v := range e.elems {
 			if v.kind == 's' {
-				out = r.an.fieldTerms(v.str, out)
+				out = r.an.fieldTerms(b.take(v.str), out)
 			}
 		}
 	}
 	if props := n.get("properties"); props != nil && props.kind == 'o' {
 		for i, name := range props.keys {
-			out = r.an.fieldTerms(name, out)
-			out = r.schemaTerms(props.vals[i], out)
+			out = r.an.fieldTerms(b.take(name), out)
+			out = r.schemaTerms(props.vals[i], out, b)
 		}
 	}
-	out = r.schemaTerms(n.get("items"), out)
-	out = r.schemaTerms(n.get("additionalProperties"), out)
+	out = r.schemaTerms(n.get("items"), out, b)
+	out = r.schemaTerms(n.get("additionalProperties"), out, b)
 	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
 		if vs := n.get(key); vs != nil && vs.kind == 'a' {
 			for _, v := range vs.elems {
-				out = r.schemaTerms(v, out)
+				out = r.schemaTerms(v, out, b)
 			}
 		}
 	}
 	for _, key := range []string{"$defs", "definitions"} {
 		if defs := n.get(key); defs != nil && defs.kind == 'o' {
 			for _, v := range defs.vals {
-				out = r.schemaTerms(v, out)
+				out = r.schemaTerms(v, out, b)
 			}
 		}
 	}

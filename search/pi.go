@@ -69,16 +69,21 @@ func PIStem(tok string) string {
 // PIDocumentText returns the text the reference indexes for a tool: its
 // name, the name with underscores as spaces, the description, the schema
 // text and the namespace's name, description and instructions, joined by
-// spaces with blank parts left out.
+// spaces with blank parts left out. Unlike the reference, it reads each
+// part only up to the caps the toolshelf ranker applies (64 KiB of text per
+// part, the front of a schema of more than 1 MiB or 50,000 values), which
+// no real tool reaches.
 func PIDocumentText(d Document) string {
-	parts := []string{d.Name, strings.ReplaceAll(d.Name, "_", " "), d.Description}
+	name := clipText(d.Name, maxFieldText)
+	parts := []string{name, strings.ReplaceAll(name, "_", " "), clipText(d.Description, maxFieldText)}
 	if len(d.Parameters) > 0 {
 		if schema, err := parseSchema(d.Parameters); err == nil {
-			piSchemaText(schema, &parts)
+			piSchemaText(schema, &parts, newTextBudget())
 		}
 	}
 	if d.Namespace.Name != "" {
-		parts = append(parts, d.Namespace.Name, d.Namespace.Description, d.Namespace.Instructions)
+		parts = append(parts, clipText(d.Namespace.Name, maxFieldText), clipText(d.Namespace.Description, maxFieldText),
+			clipText(d.Namespace.Instructions, maxFieldText))
 	}
 	kept := parts[:0]
 	for _, p := range parts {
@@ -91,25 +96,26 @@ func PIDocumentText(d Document) string {
 
 // piSchemaText appends the reference's schema text: for an object schema,
 // its description, then each property's name followed by the property's
-// own text, then the text of items and of every anyOf/oneOf/allOf variant.
-func piSchemaText(n *node, out *[]string) {
-	if n == nil || n.kind != 'o' {
+// own text, then the text of items and of every anyOf/oneOf/allOf variant,
+// until the text budget is spent.
+func piSchemaText(n *node, out *[]string, b *textBudget) {
+	if n == nil || n.kind != 'o' || *b <= 0 {
 		return
 	}
 	if d := n.get("description"); d != nil && d.kind == 's' {
-		*out = append(*out, d.str)
+		*out = append(*out, b.take(d.str))
 	}
 	if props := n.get("properties"); props != nil && props.kind == 'o' {
 		for i, name := range props.keys {
-			*out = append(*out, name)
-			piSchemaText(props.vals[i], out)
+			*out = append(*out, b.take(name))
+			piSchemaText(props.vals[i], out, b)
 		}
 	}
-	piSchemaText(n.get("items"), out)
+	piSchemaText(n.get("items"), out, b)
 	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
 		if variants := n.get(key); variants != nil && variants.kind == 'a' {
 			for _, v := range variants.elems {
-				piSchemaText(v, out)
+				piSchemaText(v, out, b)
 			}
 		}
 	}

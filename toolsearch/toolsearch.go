@@ -51,10 +51,11 @@ type Searcher struct {
 	reg    *tool.Registry
 	ranker search.Ranker
 
-	mu      sync.Mutex // guards rev, indexed and policy, and serialises index updates
+	mu      sync.Mutex // guards rev, indexed, policy and notes, and serialises index updates
 	rev     uint64
 	indexed map[string]bool
 	policy  LoadPolicy
+	notes   func(context.Context) []string // see SetNotes
 }
 
 // New returns a Searcher over reg's deferred and codemode tools, ranked by
@@ -295,7 +296,7 @@ func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, 
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
 	}
-	res := tool.TextResult(ResultText(h.s.reg, out))
+	res := tool.TextResult(h.s.withNotes(ctx, ResultText(h.s.reg, out)))
 	res.Details = Details{Loaded: append([]string{}, out.Loaded...)}
 	return res, nil
 }

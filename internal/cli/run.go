@@ -141,6 +141,8 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	r.mcp = mcpclient.NewManager(cfg, r.reg, tool.NewNamer(), mcpclient.Options{Logger: logger, ClientName: "toolshelf", ClientVersion: version()})
 	r.closers = append(r.closers, func() { _ = r.mcp.Close() })
+	// A search says which servers failed to connect.
+	searcher.SetNotes(r.mcp.SearchNotes)
 	r.mcp.Start(e.ctx)
 	// The session: resumed, forked or new.
 	var msgs []llm.Message

@@ -1,7 +1,8 @@
 // Package mcptest provides an MCP server for tests: a set of tools that
 // echo, report on their process, crash, hang, return big or mixed results
 // and fail, served in process or by a test binary that re-executes itself
-// as a stdio server.
+// as a stdio server; and [Silent], a transport to a server that never
+// answers, not even initialize.
 //
 // A test package that wants the stdio server calls [ServeIfAsked] first in
 // its TestMain and configures the server with [Command].
