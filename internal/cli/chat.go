@@ -31,7 +31,7 @@ Commands: /tools lists the active tools, /servers the MCP servers, /session the 
 			read, closeInput := lineReader(e.stdin, e.stdout)
 			defer closeInput()
 			ask := func(_ context.Context, question string) (string, error) {
-				fmt.Fprintln(e.stderr, question)
+				printLine(e.stderr, question)
 				return read("? ")
 			}
 			r, err := setupAgent(&e2, &f, ask)
@@ -58,7 +58,7 @@ Commands: /tools lists the active tools, /servers the MCP servers, /session the 
 					return nil
 				case line == "/tools":
 					for _, n := range r.reg.ActiveNames() {
-						fmt.Fprintln(e.stdout, n)
+						printLine(e.stdout, n)
 					}
 					continue
 				case line == "/servers":
@@ -80,7 +80,7 @@ Commands: /tools lists the active tools, /servers the MCP servers, /session the 
 						fmt.Fprintln(e.stderr, "(cancelled)")
 						continue
 					}
-					fmt.Fprintf(e.stderr, "toolshelf: %v\n", err)
+					printf(e.stderr, "toolshelf: %v\n", err)
 				}
 			}
 		},

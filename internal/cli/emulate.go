@@ -43,10 +43,11 @@ Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"
 			if !quiet {
 				cfg.Observe = func(r emulator.Record) {
 					if r.Error != "" {
-						fmt.Fprintf(e.stderr, "#%d %s %s %d error: %s\n", r.Seq, r.API, r.Model, r.Status, r.Error)
+						// The model and the error quote the request: shown safe.
+						printf(e.stderr, "#%d %s %s %d error: %s\n", r.Seq, r.API, r.Model, r.Status, r.Error)
 						return
 					}
-					fmt.Fprintf(e.stderr, "#%d %s %s %d input=%d tools=%d read=%d write=%d uncached=%d ideal=%d output=%d\n",
+					printf(e.stderr, "#%d %s %s %d input=%d tools=%d read=%d write=%d uncached=%d ideal=%d output=%d\n",
 						r.Seq, r.API, r.Model, r.Status, r.Input, r.ToolTokens, r.CacheRead, r.CacheWrite, r.Uncached, r.Ideal, r.Output)
 				}
 			}

@@ -94,7 +94,7 @@ script can check a configuration.`,
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			for _, t := range reg.Tools() {
 				if t.Origin.Server == args[0] && t.Exposure != tool.Hidden {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Exposure, oneLine(t.Description, 100))
+					printf(tw, "%s\t%s\t%s\n", t.Name, t.Exposure, oneLine(t.Description, 100))
 				}
 			}
 			return tw.Flush()
@@ -126,16 +126,16 @@ func writeServersJSON(w io.Writer, servers []mcpclient.Status) error {
 }
 
 // writeServers prints server statuses as a table, each error whole, on
-// one line.
+// one line, made safe to print.
 func writeServers(w io.Writer, servers []mcpclient.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tEXPOSURE\tTOOLS\tERROR")
 	for _, s := range servers {
 		msg := ""
 		if s.Err != nil {
-			msg = strings.Join(strings.Fields(s.Err.Error()), " ")
+			msg = oneLine(s.Err.Error(), 0)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Exposure, s.Tools, msg)
+		printf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Exposure, s.Tools, msg)
 	}
 	tw.Flush()
 }
