@@ -32,9 +32,10 @@ func (m *Manager) handler(s *server, name string) tool.Handler {
 
 // call runs one tool call: it waits for a connecting server, reconnects a
 // disconnected one (once), and calls through the session. Failures of the
-// server become error results; only the caller's cancellation is returned
-// as an error.
-func (m *Manager) call(ctx context.Context, s *server, name string, args json.RawMessage) (*tool.Result, error) {
+// server become error results, redacted; only the caller's cancellation is
+// returned as an error.
+func (m *Manager) call(ctx context.Context, s *server, name string, args json.RawMessage) (res *tool.Result, err error) {
+	defer func() { s.redact.Result(res) }()
 	reconnected, retried := false, false
 	for {
 		c, res, err := m.session(ctx, s, &reconnected)

@@ -42,7 +42,9 @@ type Status struct {
 	// Tools is the number of its tools in the registry that are not
 	// hidden.
 	Tools int
-	// Err is why the server failed or disconnected; nil otherwise.
+	// Err is why the server failed or disconnected; nil otherwise. The
+	// values its configuration took from the environment are redacted
+	// from the message.
 	Err error
 	// Exposure is the server's configured exposure.
 	Exposure tool.Exposure
@@ -98,7 +100,11 @@ type Manager struct {
 // server is the Manager's view of one configured server.
 type server struct {
 	cfg ServerConfig
-	log *slog.Logger
+	// log is the server's logger and redact its redactor (nil when the
+	// configuration took nothing from the environment): log redacts what
+	// it logs, errors are redacted where they are kept.
+	log    *slog.Logger
+	redact *redactor
 	// listMu serialises listing and registering the server's tools.
 	listMu sync.Mutex
 
@@ -149,7 +155,12 @@ func NewManager(cfg *Config, reg *tool.Registry, namer *tool.Namer, opts Options
 			if sc.Exposure == "" {
 				sc.Exposure = tool.Deferred
 			}
-			s := &server{cfg: sc, log: m.log.With("server", sc.Name), state: Connecting,
+			red := newRedactor(sc.Expanded)
+			log := m.log
+			if red != nil {
+				log = slog.New(&redactHandler{next: m.log.Handler(), r: red})
+			}
+			s := &server{cfg: sc, log: log.With("server", sc.Name), redact: red, state: Connecting,
 				ready: make(chan struct{}), registered: make(map[string]tool.Tool)}
 			if !sc.Enabled {
 				s.state = Disabled
@@ -280,7 +291,7 @@ func (m *Manager) Servers() []Status {
 				n++
 			}
 		}
-		out[i] = Status{Name: s.cfg.Name, State: s.state, Tools: n, Err: s.err, Exposure: s.cfg.Exposure}
+		out[i] = Status{Name: s.cfg.Name, State: s.state, Tools: n, Err: s.redact.Err(s.err), Exposure: s.cfg.Exposure}
 	}
 	return out
 }

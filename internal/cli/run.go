@@ -347,6 +347,7 @@ func (r *agentRun) prompt(ctx context.Context, text string) error {
 		return err
 	}
 	r.agent.SetSections(llm.Sections{r.mcp.Section()})
+	r.out.redact = r.mcp.Redact
 	var runErr error
 	for ev, err := range r.agent.Run(ctx, llm.UserText(text, time.Now().UnixMilli())) {
 		if err != nil {
@@ -437,6 +438,18 @@ type eventWriter struct {
 	asJSON  bool
 	midLine bool
 	text    *safetext.Writer // over w, made at the first text
+	// redact, when set, redacts the tool activity: the values the MCP
+	// configuration took from the environment (Manager.Redact).
+	redact func(string) string
+}
+
+// activity returns a tool call's arguments or result as one line of at
+// most n runes, redacted and made safe.
+func (o *eventWriter) activity(s string, n int) string {
+	if o.redact != nil {
+		s = o.redact(s)
+	}
+	return oneLine(s, n)
 }
 
 // answer returns the writer of the model's streamed text.
@@ -465,7 +478,7 @@ func (o *eventWriter) event(ev agent.Event) {
 	case agent.EventToolStart:
 		o.endTurn()
 		if ev.Call != nil {
-			printf(o.errw, "→ %s %s\n", oneLine(ev.Call.Name, 0), oneLine(string(ev.Call.Arguments), 160))
+			printf(o.errw, "→ %s %s\n", oneLine(ev.Call.Name, 0), o.activity(string(ev.Call.Arguments), 160))
 		}
 	case agent.EventToolEnd:
 		if ev.Call != nil && ev.Message != nil {
@@ -473,7 +486,7 @@ func (o *eventWriter) event(ev agent.Event) {
 			if ev.Message.IsError {
 				mark = "✗"
 			}
-			printf(o.errw, "%s %s: %s\n", mark, oneLine(ev.Call.Name, 0), oneLine(llm.ContentText(ev.Message.Content, " "), 160))
+			printf(o.errw, "%s %s: %s\n", mark, oneLine(ev.Call.Name, 0), o.activity(llm.ContentText(ev.Message.Content, " "), 160))
 		}
 	case agent.EventMessage:
 		if m := ev.Message; m != nil && m.Role == llm.RoleSystem && (len(m.ToolsAdded) > 0 || len(m.ToolsRemoved) > 0) {
