@@ -60,8 +60,12 @@ type Options struct {
 	// error of stdio servers. Nil discards them.
 	Logger *slog.Logger
 	// OutputDir is where the full text of truncated outputs is saved, in
-	// files only the user can read. Empty means toolshelf-mcp in the
-	// system's temporary folder.
+	// files only the user can read. Empty means
+	// $XDG_STATE_HOME/toolshelf/outputs (~/.local/state/toolshelf/outputs).
+	// The folder is created with mode 0700; a folder that is a symbolic
+	// link, another user's or open to group or others is refused (the
+	// result says why, and the output is not saved). The first save of a
+	// Manager removes saved outputs older than [OutputMaxAge].
 	OutputDir string
 	// ClientName and ClientVersion identify the client to servers
 	// (default "toolshelf" and "dev").
@@ -95,6 +99,8 @@ type Manager struct {
 	listeners map[int]func()
 	nextID    int
 	wg        sync.WaitGroup // background goroutines
+
+	cleanOnce sync.Once // old saved outputs are removed at the first save
 }
 
 // server is the Manager's view of one configured server.

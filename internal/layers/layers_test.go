@@ -41,6 +41,7 @@ var layer = map[string]int{
 	"mcpclient/mcptest":  5,
 	"llm":                6,
 	"internal/safetext":  6,
+	"internal/userdir":   6,
 	"internal/layers":    9,
 }
 
