@@ -297,7 +297,7 @@ func (m *Manager) Servers() []Status {
 				n++
 			}
 		}
-		out[i] = Status{Name: s.cfg.Name, State: s.state, Tools: n, Err: s.redact.Err(s.err), Exposure: s.cfg.Exposure}
+		out[i] = Status{Name: s.cfg.Name, State: s.state, Tools: n, Err: s.err, Exposure: s.cfg.Exposure}
 	}
 	return out
 }
