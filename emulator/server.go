@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,14 @@ type Config struct {
 	ContextWindow int
 	// MaxBodyBytes caps a request body; zero means 32 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the time a request's body may take to arrive,
+	// from when its handling starts: a body that trickles in, or that
+	// promises more bytes than it sends, is answered 408 and its
+	// connection closed (the http.Server's ReadHeaderTimeout bounds only
+	// the headers). Zero means DefaultBodyTimeout; negative means no bound.
+	// It needs a ResponseWriter whose connection takes read deadlines, as
+	// net/http's does.
+	BodyTimeout time.Duration
 	// Observe, when set, receives a record of every request, in order.
 	Observe func(Record)
 	// Counter counts tokens; nil means tokens.Default().
@@ -33,6 +42,9 @@ type Config struct {
 	// KeepBodies puts each request's body in its Record.
 	KeepBodies bool
 }
+
+// DefaultBodyTimeout is the BodyTimeout of a zero Config.
+const DefaultBodyTimeout = 30 * time.Second
 
 // Record is what the server saw and answered for one request.
 type Record struct {
@@ -89,6 +101,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 32 << 20
+	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
 	}
 	c := cfg.Counter
 	if c == nil {
@@ -151,9 +166,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "No API key provided: send x-api-key (Anthropic) or Authorization: Bearer <key>. The emulator accepts any key."})
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, err := s.readBody(w, r)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			came := fmt.Sprintf("%d bytes came", len(body))
+			if r.ContentLength >= 0 {
+				came = fmt.Sprintf("%d of the %d bytes its Content-Length promised came", len(body), r.ContentLength)
+			}
+			fail(&Error{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Code: "request_timeout",
+				Message: fmt.Sprintf("The request body did not arrive within %s: %s.", s.cfg.BodyTimeout, came)})
+			return
+		}
 		if errors.As(err, &tooLarge) {
 			fail(&Error{Status: http.StatusRequestEntityTooLarge, Type: "request_too_large", Code: "request_too_large",
 				Message: fmt.Sprintf("Request exceeds the maximum allowed number of bytes (%d).", s.cfg.MaxBodyBytes)})
@@ -211,6 +235,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Observe first: a client that has read the reply finds its record.
 	s.observe(rec)
 	c.writeReply(w, ex, reply, u)
+}
+
+// readBody reads a request's body within MaxBodyBytes and BodyTimeout. On
+// success the read deadline is lifted again (the reply may stream for
+// long); after a failure it stays, so the server does not wait for the
+// rest of the body before closing the connection.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	bounded := s.cfg.BodyTimeout > 0 && rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)) == nil
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err == nil && bounded {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return body, err
 }
 
 func (s *Server) observe(r Record) {

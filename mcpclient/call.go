@@ -3,9 +3,11 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolshelf/toolshelf/internal/userdir"
 	"github.com/toolshelf/toolshelf/tool"
 )
 
@@ -32,9 +35,10 @@ func (m *Manager) handler(s *server, name string) tool.Handler {
 
 // call runs one tool call: it waits for a connecting server, reconnects a
 // disconnected one (once), and calls through the session. Failures of the
-// server become error results; only the caller's cancellation is returned
-// as an error.
-func (m *Manager) call(ctx context.Context, s *server, name string, args json.RawMessage) (*tool.Result, error) {
+// server become error results, redacted; only the caller's cancellation is
+// returned as an error.
+func (m *Manager) call(ctx context.Context, s *server, name string, args json.RawMessage) (res *tool.Result, err error) {
+	defer func() { s.redact.Result(res) }()
 	reconnected, retried := false, false
 	for {
 		c, res, err := m.session(ctx, s, &reconnected)
@@ -307,28 +311,76 @@ func runeEnd(s string, i int) int {
 	return i
 }
 
+// OutputMaxAge is how long saved full outputs are kept: the first save of
+// a Manager removes those older.
+const OutputMaxAge = 7 * 24 * time.Hour
+
 // saveOutput writes a full output to a new file, readable by the user only,
-// in the output folder.
+// in the output folder: Options.OutputDir, else the state folder's
+// outputs. The folder must be the user's alone (userdir.OpenPrivate); the
+// file is made through the folder as checked, with a name no one can
+// guess, and never replaces a file.
 func (m *Manager) saveOutput(server, name, text string) (string, error) {
 	dir := m.opts.OutputDir
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "toolshelf-mcp")
+		state, err := userdir.State()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(state, "outputs")
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, fileSafe(server)+"-"+fileSafe(name)+"-*.txt")
+	root, err := userdir.OpenPrivate(dir)
 	if err != nil {
 		return "", err
 	}
-	if _, err := f.WriteString(text); err != nil {
-		f.Close()
-		return "", err
+	defer root.Close()
+	m.cleanOnce.Do(func() { m.cleanOutputs(root, dir, time.Now()) })
+	for range 10 {
+		file := fileSafe(server) + "-" + fileSafe(name) + "-" + rand.Text()[:16] + ".txt"
+		f, err := root.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.WriteString(text); err != nil {
+			f.Close()
+			return "", err
+		}
+		if err := f.Close(); err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, file), nil
 	}
-	if err := f.Close(); err != nil {
-		return "", err
+	return "", fmt.Errorf("no free file name in %s", dir)
+}
+
+// cleanOutputs removes the saved outputs (regular *.txt files) of the
+// folder that are older than OutputMaxAge; a failure is logged.
+func (m *Manager) cleanOutputs(root *os.Root, dir string, now time.Time) {
+	d, err := root.Open(".")
+	if err != nil {
+		m.log.Warn("cleaning up saved outputs", "folder", dir, "error", err)
+		return
 	}
-	return f.Name(), nil
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		m.log.Warn("cleaning up saved outputs", "folder", dir, "error", err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".txt") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || now.Sub(info.ModTime()) <= OutputMaxAge {
+			continue
+		}
+		if err := root.Remove(e.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			m.log.Warn("removing an old saved output", "folder", dir, "error", err)
+		}
+	}
 }
 
 // fileSafe keeps the characters of s that are safe in a file name, at most

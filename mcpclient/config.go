@@ -88,6 +88,12 @@ type ServerConfig struct {
 	// in the head as if direct, while they keep their exposure (and so stay
 	// searchable).
 	AlwaysLoad bool
+	// Expanded maps each environment variable expanded into the
+	// configuration (${NAME} in command, args, env, cwd, url or headers) to
+	// its value. The Manager redacts these values, replacing each by
+	// ${NAME}, in every error, error result and log line about the
+	// server; see [MinRedacted].
+	Expanded map[string]string
 }
 
 // ToolExposure is one entry of a server's "toolExposure" object.
@@ -407,8 +413,19 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 		}
 		return out
 	}
+	// expand replaces the variables of v, recording the values taken
+	// from the environment.
 	expand := func(key, v string) string {
-		out, err := expandVars(v, p.lookup)
+		out, err := expandVars(v, func(name string) (string, bool) {
+			val, ok := p.lookup(name)
+			if ok {
+				if s.Expanded == nil {
+					s.Expanded = make(map[string]string)
+				}
+				s.Expanded[name] = val
+			}
+			return val, ok
+		})
 		if err != nil {
 			fail(fmt.Sprintf("%s: %v", key, err), "set the environment variable or write the value")
 		}
@@ -531,6 +548,7 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 				fail(fmt.Sprintf("%q is for stdio servers, not HTTP ones", k), fmt.Sprintf("remove %q or the HTTP keys", k))
 			}
 		}
+		written := s.URL
 		s.URL = expand("url", s.URL)
 		for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 			s.Headers[k] = expand(fmt.Sprintf("header %q", k), s.Headers[k])
@@ -538,7 +556,13 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 		if s.URL != "" && len(p.errs) == before {
 			u, err := url.Parse(s.URL)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				fail(fmt.Sprintf("url %q is not an http or https address", s.URL), `write "url": "https://host/path"`)
+				// The message quotes the url as written: the expanded
+				// one may carry a secret.
+				what := fmt.Sprintf("url %q", written)
+				if written != s.URL {
+					what += " (with its variables replaced)"
+				}
+				fail(what+" is not an http or https address", `write "url": "https://host/path"`)
 			}
 		}
 	}

@@ -49,10 +49,15 @@ func TestParseConfigValid(t *testing.T) {
   }
 }`,
 			want: []ServerConfig{
-				stdio("filesystem", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/data"),
+				func() ServerConfig {
+					s := stdio("filesystem", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/data")
+					s.Expanded = map[string]string{"MCPCLIENT_TEST_DIR": "/srv/data"}
+					return s
+				}(),
 				func() ServerConfig {
 					s := stdio("github", "docker", "run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server")
 					s.Env = map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "tok123"}
+					s.Expanded = map[string]string{"MCPCLIENT_TEST_TOKEN": "tok123"}
 					return s
 				}(),
 			},
@@ -63,6 +68,7 @@ func TestParseConfigValid(t *testing.T) {
 			want: []ServerConfig{func() ServerConfig {
 				s := http("remote", "https://mcp.example.com/mcp")
 				s.Headers = map[string]string{"Authorization": "Bearer tok123"}
+				s.Expanded = map[string]string{"MCPCLIENT_TEST_TOKEN": "tok123"}
 				return s
 			}()},
 		},
@@ -311,5 +317,27 @@ func TestExposureFor(t *testing.T) {
 	}
 	if got := (ServerConfig{}).ExposureFor("x"); got != tool.Deferred {
 		t.Errorf("zero config: %s", got)
+	}
+}
+
+// TestParseConfigRecordsExpandedValues: the values taken from the
+// environment are recorded (defaults written in the file are not), and a
+// bad url made of a variable is quoted as written, not with its value.
+func TestParseConfigRecordsExpandedValues(t *testing.T) {
+	t.Setenv("MCPCLIENT_TEST_SECRET", "ftp://s3cr3t@host")
+	t.Setenv("MCPCLIENT_TEST_TOKEN", "tok123")
+	os.Unsetenv("MCPCLIENT_TEST_UNSET")
+	cfg, err := ParseConfig("mcp.json", []byte(`{"mcpServers": {"s": {"command": "x", "args": ["--t=${MCPCLIENT_TEST_TOKEN}", "${MCPCLIENT_TEST_UNSET:-fallback}"],
+		"env": {"K": "${env:MCPCLIENT_TEST_SECRET}"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"MCPCLIENT_TEST_TOKEN": "tok123", "MCPCLIENT_TEST_SECRET": "ftp://s3cr3t@host"}
+	if diff := cmp.Diff(want, cfg.Servers[0].Expanded); diff != "" {
+		t.Errorf("expanded (-want +got):\n%s", diff)
+	}
+	_, err = ParseConfig("mcp.json", []byte(`{"mcpServers": {"s": {"url": "${MCPCLIENT_TEST_SECRET}"}}}`))
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), `url "${MCPCLIENT_TEST_SECRET}" (with its variables replaced) is not an http`) {
+		t.Errorf("error %v", err)
 	}
 }

@@ -148,7 +148,7 @@ func (m *Manager) connect(s *server) {
 		err = errClosed
 	}
 	if err != nil {
-		s.state, s.err = Failed, err
+		s.state, s.err = Failed, s.redact.Err(err)
 	} else {
 		s.state, s.err, s.conn = Connected, nil, c
 	}
@@ -296,7 +296,7 @@ func (m *Manager) lost(s *server, c *conn, err error) {
 	current := s.conn == c
 	if current {
 		s.conn = nil
-		s.state, s.err = Disconnected, err
+		s.state, s.err = Disconnected, s.redact.Err(err)
 	}
 	m.mu.Unlock()
 	c.cancel()

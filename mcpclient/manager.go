@@ -42,7 +42,9 @@ type Status struct {
 	// Tools is the number of its tools in the registry that are not
 	// hidden.
 	Tools int
-	// Err is why the server failed or disconnected; nil otherwise.
+	// Err is why the server failed or disconnected; nil otherwise. The
+	// values its configuration took from the environment are redacted
+	// from the message.
 	Err error
 	// Exposure is the server's configured exposure.
 	Exposure tool.Exposure
@@ -58,8 +60,12 @@ type Options struct {
 	// error of stdio servers. Nil discards them.
 	Logger *slog.Logger
 	// OutputDir is where the full text of truncated outputs is saved, in
-	// files only the user can read. Empty means toolshelf-mcp in the
-	// system's temporary folder.
+	// files only the user can read. Empty means
+	// $XDG_STATE_HOME/toolshelf/outputs (~/.local/state/toolshelf/outputs).
+	// The folder is created with mode 0700; a folder that is a symbolic
+	// link, another user's or open to group or others is refused (the
+	// result says why, and the output is not saved). The first save of a
+	// Manager removes saved outputs older than [OutputMaxAge].
 	OutputDir string
 	// ClientName and ClientVersion identify the client to servers
 	// (default "toolshelf" and "dev").
@@ -93,12 +99,18 @@ type Manager struct {
 	listeners map[int]func()
 	nextID    int
 	wg        sync.WaitGroup // background goroutines
+
+	cleanOnce sync.Once // old saved outputs are removed at the first save
 }
 
 // server is the Manager's view of one configured server.
 type server struct {
 	cfg ServerConfig
-	log *slog.Logger
+	// log is the server's logger and redact its redactor (nil when the
+	// configuration took nothing from the environment): log redacts what
+	// it logs, errors are redacted where they are kept.
+	log    *slog.Logger
+	redact *redactor
 	// listMu serialises listing and registering the server's tools.
 	listMu sync.Mutex
 
@@ -149,7 +161,12 @@ func NewManager(cfg *Config, reg *tool.Registry, namer *tool.Namer, opts Options
 			if sc.Exposure == "" {
 				sc.Exposure = tool.Deferred
 			}
-			s := &server{cfg: sc, log: m.log.With("server", sc.Name), state: Connecting,
+			red := newRedactor(sc.Expanded)
+			log := m.log
+			if red != nil {
+				log = slog.New(&redactHandler{next: m.log.Handler(), r: red})
+			}
+			s := &server{cfg: sc, log: log.With("server", sc.Name), redact: red, state: Connecting,
 				ready: make(chan struct{}), registered: make(map[string]tool.Tool)}
 			if !sc.Enabled {
 				s.state = Disabled

@@ -34,7 +34,7 @@ Commands: /tools lists the active tools, /servers the MCP servers, /session the 
 			defer closeInput()
 			read = stoppable(e.term, read)
 			ask := func(_ context.Context, question string) (string, error) {
-				fmt.Fprintln(e.stderr, question)
+				printLine(e.stderr, question)
 				return read("? ")
 			}
 			r, err := setupAgent(&e2, &f, ask)
@@ -64,7 +64,7 @@ Commands: /tools lists the active tools, /servers the MCP servers, /session the 
 					return nil
 				case line == "/tools":
 					for _, n := range r.reg.ActiveNames() {
-						fmt.Fprintln(e.stdout, n)
+						printLine(e.stdout, n)
 					}
 					continue
 				case line == "/servers":
@@ -89,7 +89,7 @@ Commands: /tools lists the active tools, /servers the MCP servers, /session the 
 						fmt.Fprintln(e.stderr, "(cancelled)")
 						continue
 					}
-					fmt.Fprintf(e.stderr, "toolshelf: %v\n", err)
+					printf(e.stderr, "toolshelf: %v\n", err)
 				}
 			}
 		},

@@ -66,7 +66,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "toolshelf: %v\n", err)
+	// Errors may quote servers, models and files: shown safe.
+	printf(stderr, "toolshelf: %v\n", err)
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsageError(err) {
 		fmt.Fprintln(stderr, "Run 'toolshelf help' for usage.")

@@ -43,10 +43,11 @@ Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"
 			if !quiet {
 				cfg.Observe = func(r emulator.Record) {
 					if r.Error != "" {
-						fmt.Fprintf(e.stderr, "#%d %s %s %d error: %s\n", r.Seq, r.API, r.Model, r.Status, r.Error)
+						// The model and the error quote the request: shown safe.
+						printf(e.stderr, "#%d %s %s %d error: %s\n", r.Seq, r.API, r.Model, r.Status, r.Error)
 						return
 					}
-					fmt.Fprintf(e.stderr, "#%d %s %s %d input=%d tools=%d read=%d write=%d uncached=%d ideal=%d output=%d\n",
+					printf(e.stderr, "#%d %s %s %d input=%d tools=%d read=%d write=%d uncached=%d ideal=%d output=%d\n",
 						r.Seq, r.API, r.Model, r.Status, r.Input, r.ToolTokens, r.CacheRead, r.CacheWrite, r.Uncached, r.Ideal, r.Output)
 				}
 			}
@@ -59,7 +60,10 @@ Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"
 				return fmt.Errorf("--listen %s: %w", listen, err)
 			}
 			fmt.Fprintf(e.stdout, "emulator listening on http://%s (Anthropic base URL http://%[1]s, OpenAI base URL http://%[1]s/v1)\n", ln.Addr())
-			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+			if w := beyondLoopback(ln.Addr()); w != "" {
+				fmt.Fprintln(e.stderr, "toolshelf: warning: "+w)
+			}
+			hs := emulatorServer(srv)
 			go func() {
 				<-e.ctx.Done()
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -72,9 +76,33 @@ Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8089", "address to listen on")
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8089", "address to listen on (a warning says when other machines can reach it)")
 	cmd.Flags().StringVar(&script, "script", "", "JSON Lines file of replies to play in order (default: echo)")
 	cmd.Flags().IntVar(&window, "context-window", 0, "prompt token limit (default: per model, 128k-400k; -1: none)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "do not log requests")
 	return cmd
+}
+
+// emulatorServer is the HTTP server of an emulator (emulate, and run's
+// --provider emulator): headers must arrive within 10 s (the emulator
+// bounds the body itself, emulator.Config.BodyTimeout) and an idle
+// keep-alive connection is closed after 2 minutes.
+func emulatorServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+}
+
+// beyondLoopback returns a warning when addr can be reached from other
+// machines (any address but a loopback one: 0.0.0.0 and :: listen on
+// every interface), "" otherwise.
+func beyondLoopback(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if ok && tcp.IP.IsLoopback() {
+		return ""
+	}
+	where := "an address other machines can reach"
+	if ok && tcp.IP.IsUnspecified() {
+		where = "every network interface"
+	}
+	return fmt.Sprintf("the emulator listens on %s (%s): anyone who reaches it can use it with any API key and fill this log; "+
+		"use --listen 127.0.0.1:PORT to keep it on this machine", addr, where)
 }

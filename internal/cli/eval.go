@@ -162,7 +162,7 @@ func writeEvalText(w io.Writer, reports []*eval.Report, ks []int, tools int) {
 				cells = append(cells, fmt.Sprintf("%.3f", m.Recall[k]))
 			}
 			cells = append(cells, fmt.Sprintf("%.3f", m.MRR), fmt.Sprintf("%.3f", m.NDCG10))
-			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+			printLine(tw, strings.Join(cells, "\t")+"\t") // groups come from the queries file
 		}
 	}
 	row("overall", func(r *eval.Report) (eval.Metrics, bool) { return r.Overall, true })
@@ -187,7 +187,7 @@ func writeMisses(w io.Writer, r *eval.Report, qs []eval.Query) {
 		for _, o := range qs[i].Relevant {
 			want = append(want, o.String())
 		}
-		fmt.Fprintf(w, "  %s [%s/%s] rank %d: %q\n    want %s\n    got  %s\n", q.ID, q.Lang, q.Kind, q.Rank,
+		printf(w, "  %s [%s/%s] rank %d: %q\n    want %s\n    got  %s\n", q.ID, q.Lang, q.Kind, q.Rank,
 			qs[i].Query, strings.Join(want, ", "), strings.Join(q.Top, ", "))
 	}
 	fmt.Fprintln(w)

@@ -113,14 +113,14 @@ func loadLintServers(e *env, paths []string) ([]*catalog.Server, error) {
 		return nil, err
 	}
 	for _, p := range catalog.Problems(problems) {
-		fmt.Fprintf(e.stderr, "toolshelf: warning: %v\n", p)
+		printf(e.stderr, "toolshelf: warning: %v\n", p)
 	}
 	seen := map[string]string{}
 	kept := servers[:0]
 	tools := 0
 	for _, s := range servers {
 		if first, dup := seen[s.Name]; dup {
-			fmt.Fprintf(e.stderr, "toolshelf: warning: catalog %s: server %q is already loaded from %s; the second copy was skipped\n", s.File, s.Name, first)
+			printf(e.stderr, "toolshelf: warning: catalog %s: server %q is already loaded from %s; the second copy was skipped\n", s.File, s.Name, first)
 			continue
 		}
 		seen[s.Name] = s.File
@@ -159,7 +159,7 @@ func writeLintFindings(e *env, rep *lint.Report) {
 			if server != "\x00" {
 				fmt.Fprintln(e.stdout)
 			}
-			fmt.Fprintf(e.stdout, "== %s\n", f.Server)
+			printf(e.stdout, "== %s\n", f.Server)
 			server, tool = f.Server, "\x00"
 		}
 		if f.Tool != tool {
@@ -167,15 +167,15 @@ func writeLintFindings(e *env, rep *lint.Report) {
 			if name == "" {
 				name = "(server)"
 			}
-			fmt.Fprintf(e.stdout, "%s\n", name)
+			printLine(e.stdout, name)
 			tool = f.Tool
 		}
 		where := ""
 		if f.Path != "" {
 			where = " [" + f.Path + "]"
 		}
-		fmt.Fprintf(e.stdout, "  %-7s %s%s: %s\n", f.Severity, f.Rule, where, f.Message)
-		fmt.Fprintf(e.stdout, "          fix: %s\n", f.Fix)
+		printf(e.stdout, "  %-7s %s%s: %s\n", f.Severity, f.Rule, where, f.Message)
+		printf(e.stdout, "          fix: %s\n", f.Fix)
 	}
 	if len(rep.Findings) > 0 {
 		fmt.Fprintln(e.stdout)
@@ -215,7 +215,7 @@ func writeLintSummary(e *env, rep *lint.Report) {
 			if u.BestRank > 0 {
 				rank = fmt.Sprint(u.BestRank)
 			}
-			fmt.Fprintf(tw, "  %s/%s\tbest rank %s\tfor %q\tbelow %s\n", u.Server, u.Tool, rank, u.BestQuery, strings.Join(lintFirst(u.Outranked, 3), ", "))
+			printf(tw, "  %s/%s\tbest rank %s\tfor %q\tbelow %s\n", u.Server, u.Tool, rank, u.BestQuery, strings.Join(lintFirst(u.Outranked, 3), ", "))
 		}
 		tw.Flush()
 	}
@@ -228,12 +228,12 @@ func writeLintSavings(e *env, rep *lint.Report) {
 	if len(rep.Savings) > 0 {
 		width := len("server")
 		for _, s := range rep.Savings {
-			width = max(width, len(s.Server))
+			width = max(width, len(show(s.Server)))
 		}
 		fmt.Fprintln(e.stdout, "Tokens --fix saves: tools slimmed, and tokens of all the server's declarations")
 		fmt.Fprintf(e.stdout, "%-*s  %6s  %8s  %8s  %6s\n", width, "server", "tools", "before", "after", "saved")
 		for _, s := range rep.Savings {
-			fmt.Fprintf(e.stdout, "%-*s  %6d  %8d  %8d  %6d\n", width, s.Server, s.Tools, s.Before, s.After, s.Before-s.After)
+			fmt.Fprintf(e.stdout, "%-*s  %6d  %8d  %8d  %6d\n", width, show(s.Server), s.Tools, s.Before, s.After, s.Before-s.After)
 		}
 	}
 	saved := rep.TokensBefore - rep.TokensAfter
@@ -257,8 +257,11 @@ func writeLintFixes(e *env, rep *lint.Report) {
 			}
 			removed = append(removed, what)
 		}
-		fmt.Fprintf(e.stdout, "%s/%s: %d -> %d tokens; removed %s\n", s.Server, s.Tool, s.Before, s.After, strings.Join(removed, "; "))
-		fmt.Fprintf(e.stdout, "%s\n\n", s.Schema)
+		printf(e.stdout, "%s/%s: %d -> %d tokens; removed %s\n", s.Server, s.Tool, s.Before, s.After, strings.Join(removed, "; "))
+		// The schema is JSON: its bidi and C1 characters (the only
+		// unsafe ones JSON keeps raw) become \u escapes, which read the
+		// same in JSON.
+		printf(e.stdout, "%s\n\n", s.Schema)
 	}
 }
 

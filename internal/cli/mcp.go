@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -44,19 +45,27 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 	}
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List the servers: state, exposure and tool count",
-		Args:  noArgs,
+		Short: "List the servers: state, exposure, tool count and why a server failed",
+		Long: `list connects to every enabled server, waits for them (at most --wait) and prints a line per
+server: its state, exposure, tool count and, for a server that failed, the whole error. The exit
+status is 1 when a server failed, was disconnected or was still connecting after --wait, so a
+script can check a configuration.`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, _, err := connect()
 			if err != nil {
 				return err
 			}
 			defer m.Close()
+			servers := m.Servers()
 			if asJSON {
-				return writeServersJSON(e.stdout, m.Servers())
+				if err := writeServersJSON(e.stdout, servers); err != nil {
+					return err
+				}
+			} else {
+				writeServers(e.stdout, servers)
 			}
-			writeServers(e.stdout, m.Servers())
-			return nil
+			return unavailable(servers, wait)
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print the servers as a JSON array")
@@ -85,7 +94,7 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			for _, t := range reg.Tools() {
 				if t.Origin.Server == args[0] && t.Exposure != tool.Hidden {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Exposure, oneLine(t.Description, 100))
+					printf(tw, "%s\t%s\t%s\n", t.Name, t.Exposure, oneLine(t.Description, 100))
 				}
 			}
 			return tw.Flush()
@@ -116,16 +125,43 @@ func writeServersJSON(w io.Writer, servers []mcpclient.Status) error {
 	return writeJSON(w, out)
 }
 
-// writeServers prints server statuses as a table.
+// writeServers prints server statuses as a table, each error whole, on
+// one line, made safe to print.
 func writeServers(w io.Writer, servers []mcpclient.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tEXPOSURE\tTOOLS\tERROR")
 	for _, s := range servers {
 		msg := ""
 		if s.Err != nil {
-			msg = oneLine(s.Err.Error(), 120)
+			msg = oneLine(s.Err.Error(), 0)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Exposure, s.Tools, msg)
+		printf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Exposure, s.Tools, msg)
 	}
 	tw.Flush()
+}
+
+// unavailable returns an error naming the servers that failed, were
+// disconnected or were still connecting after the wait; nil when every
+// enabled server is connected.
+func unavailable(servers []mcpclient.Status, wait time.Duration) error {
+	var bad []string
+	for _, s := range servers {
+		switch s.State {
+		case mcpclient.Failed, mcpclient.Disconnected:
+			bad = append(bad, fmt.Sprintf("%s (%s)", s.Name, s.State))
+		case mcpclient.Connecting:
+			bad = append(bad, fmt.Sprintf("%s (still connecting after --wait %s)", s.Name, wait))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	noun, verb := "servers", "are"
+	if len(servers) == 1 {
+		noun = "server"
+	}
+	if len(bad) == 1 {
+		verb = "is"
+	}
+	return fmt.Errorf("%d of %d MCP %s %s not available: %s; the errors are above", len(bad), len(servers), noun, verb, strings.Join(bad, ", "))
 }

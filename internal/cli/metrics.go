@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/internal/userdir"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/tokens"
 )
@@ -18,14 +19,11 @@ const metricsOff = "off"
 // $XDG_STATE_HOME/toolshelf/metrics.jsonl, else
 // ~/.local/state/toolshelf/metrics.jsonl.
 func defaultMetricsPath() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "toolshelf", "metrics.jsonl"), nil
-	}
-	home, err := os.UserHomeDir()
+	dir, err := userdir.State() // shared with the MCP client's saved outputs
 	if err != nil {
-		return "", fmt.Errorf("finding the state directory for the metrics log (set XDG_STATE_HOME or --metrics): %w", err)
+		return "", fmt.Errorf("the metrics log (or name one with --metrics): %w", err)
 	}
-	return filepath.Join(home, ".local", "state", "toolshelf", "metrics.jsonl"), nil
+	return filepath.Join(dir, "metrics.jsonl"), nil
 }
 
 // metricsRecorder appends a [tokens.Record] per model request of run and

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/emulator"
+	"github.com/toolshelf/toolshelf/internal/safetext"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/provider"
@@ -285,7 +285,7 @@ func startEmulator() (url string, stop func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	hs := emulatorServer(srv)
 	go func() { _ = hs.Serve(ln) }()
 	return "http://" + ln.Addr().String(), func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -358,6 +358,7 @@ func (r *agentRun) prompt(ctx context.Context, text string) error {
 		return err
 	}
 	r.agent.SetSections(llm.Sections{r.mcp.Section()})
+	r.out.redact = r.mcp.Redact
 	var runErr error
 	for ev, err := range r.agent.Run(ctx, llm.UserText(text, time.Now().UnixMilli())) {
 		if err != nil {
@@ -444,11 +445,34 @@ searches, calls the tool it found and reports the result.`,
 	return cmd
 }
 
-// eventWriter prints agent events as text or JSON Lines.
+// eventWriter prints agent events as text or JSON Lines. Text is made
+// safe to print (package safetext): the model's answer on w as it streams,
+// the tool activity on errw line by line.
 type eventWriter struct {
 	w, errw io.Writer
 	asJSON  bool
 	midLine bool
+	text    *safetext.Writer // over w, made at the first text
+	// redact, when set, redacts the tool activity: the values the MCP
+	// configuration took from the environment (Manager.Redact).
+	redact func(string) string
+}
+
+// activity returns a tool call's arguments or result as one line of at
+// most n runes, redacted and made safe.
+func (o *eventWriter) activity(s string, n int) string {
+	if o.redact != nil {
+		s = o.redact(s)
+	}
+	return oneLine(s, n)
+}
+
+// answer returns the writer of the model's streamed text.
+func (o *eventWriter) answer() *safetext.Writer {
+	if o.text == nil {
+		o.text = safetext.NewWriter(o.w)
+	}
+	return o.text
 }
 
 func (o *eventWriter) event(ev agent.Event) {
@@ -463,13 +487,13 @@ func (o *eventWriter) event(ev agent.Event) {
 		}
 		switch ev.Stream.Type {
 		case llm.EventTextDelta:
-			fmt.Fprint(o.w, ev.Stream.Delta)
+			_, _ = o.answer().WriteString(ev.Stream.Delta)
 			o.midLine = !strings.HasSuffix(ev.Stream.Delta, "\n")
 		}
 	case agent.EventToolStart:
 		o.endTurn()
 		if ev.Call != nil {
-			fmt.Fprintf(o.errw, "→ %s %s\n", ev.Call.Name, oneLine(string(ev.Call.Arguments), 160))
+			printf(o.errw, "→ %s %s\n", oneLine(ev.Call.Name, 0), o.activity(string(ev.Call.Arguments), 160))
 		}
 	case agent.EventToolEnd:
 		if ev.Call != nil && ev.Message != nil {
@@ -477,7 +501,7 @@ func (o *eventWriter) event(ev agent.Event) {
 			if ev.Message.IsError {
 				mark = "✗"
 			}
-			fmt.Fprintf(o.errw, "%s %s: %s\n", mark, ev.Call.Name, oneLine(llm.ContentText(ev.Message.Content, " "), 160))
+			printf(o.errw, "%s %s: %s\n", mark, oneLine(ev.Call.Name, 0), o.activity(llm.ContentText(ev.Message.Content, " "), 160))
 		}
 	case agent.EventMessage:
 		if m := ev.Message; m != nil && m.Role == llm.RoleSystem && (len(m.ToolsAdded) > 0 || len(m.ToolsRemoved) > 0) {
@@ -488,18 +512,21 @@ func (o *eventWriter) event(ev agent.Event) {
 			for _, t := range m.ToolsRemoved {
 				parts = append(parts, "-"+t.Name)
 			}
-			fmt.Fprintf(o.errw, "· declared %s\n", strings.Join(parts, " "))
+			printf(o.errw, "· declared %s\n", strings.Join(parts, " "))
 		}
 	case agent.EventAgentEnd:
 		if ev.Err != nil && !errors.Is(ev.Err, context.Canceled) {
 			o.endTurn()
-			fmt.Fprintf(o.errw, "toolshelf: %v\n", ev.Err)
+			printf(o.errw, "toolshelf: %v\n", ev.Err)
 		}
 	}
 }
 
-// endTurn ends a line of streamed text.
+// endTurn writes what the streamed text held back and ends its line.
 func (o *eventWriter) endTurn() {
+	if o.text != nil {
+		_ = o.text.Flush()
+	}
 	if o.midLine && !o.asJSON {
 		fmt.Fprintln(o.w)
 		o.midLine = false

@@ -432,12 +432,12 @@ func TestChatSelectAsks(t *testing.T) {
 }
 
 // TestMCPListJSON: mcp list --json reports each server's state, and why a
-// server failed.
+// server failed (with exit status 1).
 func TestMCPListJSON(t *testing.T) {
 	mcp := writeMCPConfig(t, map[string]any{"broken": map[string]any{"command": "toolshelf-no-such-command"}})
 	code, out, errOut := run(t, "mcp", "list", "--json", "--mcp", mcp)
 	var got []serverJSON
-	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+	if err := json.Unmarshal([]byte(out), &got); code != 1 || err != nil || !strings.Contains(errOut, "broken (failed)") {
 		t.Fatalf("exit %d, %v: %s%s", code, err, out, errOut)
 	}
 	if len(got) != 1 || got[0].Name != "broken" || got[0].State != "failed" || !strings.Contains(got[0].Error, "install \"toolshelf-no-such-command\"") {
@@ -459,5 +459,32 @@ func TestRunRefusesContradictoryFlags(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestMCPListShowsWholeErrorsAndFails: mcp list prints a failed server's
+// whole error, however long, and exits 1 naming the servers that are not
+// available; with every server connected it exits 0.
+func TestMCPListShowsWholeErrorsAndFails(t *testing.T) {
+	command, args, env := mcptest.Command(nil)
+	good := map[string]any{"command": command, "args": args, "env": env}
+	mcp := writeMCPConfig(t, map[string]any{"broken": map[string]any{"command": "toolshelf-no-such-command"}, "t": good})
+	code, out, errOut := run(t, "mcp", "list", "--mcp", mcp)
+	if code != 1 || !strings.Contains(errOut, "1 of 2 MCP servers") || !strings.Contains(errOut, "broken (failed)") || strings.Contains(errOut, "t (") {
+		t.Errorf("exit %d, stderr %q: want 1 and the failed server named", code, errOut)
+	}
+	line := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "broken ") {
+			line = l
+		}
+	}
+	const tail = `install "toolshelf-no-such-command" or write its full path in "command"`
+	if !strings.HasSuffix(line, tail) || len(line) < 200 || strings.Contains(line, "…") {
+		t.Errorf("broken's line is not the whole error: %q", line)
+	}
+	code, out, errOut = run(t, "mcp", "list", "--mcp", writeMCPConfig(t, map[string]any{"t": good}))
+	if code != 0 || !strings.Contains(out, "t       connected") {
+		t.Errorf("all connected: exit %d: %s%s", code, out, errOut)
 	}
 }

@@ -121,7 +121,7 @@ select:a,b lists exactly the named tools; +word requires a word in every hit.`,
 			}
 			writeSearchText(e, reg, out)
 			for _, name := range explain {
-				fmt.Fprintf(e.stdout, "\n%s:\n%s", name, explained[name])
+				printf(e.stdout, "\n%s:\n%s", name, explained[name])
 			}
 			return nil
 		},
@@ -138,7 +138,7 @@ func writeSearchText(e *env, reg *tool.Registry, out toolsearch.Outcome) {
 	if len(out.Hits) == 0 {
 		fmt.Fprintln(e.stdout, toolsearch.NoMatches)
 		if h := out.Hint.String(); h != "" {
-			fmt.Fprintln(e.stdout, h)
+			printLine(e.stdout, h)
 		}
 		return
 	}
@@ -149,7 +149,7 @@ func writeSearchText(e *env, reg *tool.Registry, out toolsearch.Outcome) {
 		if h.Exact {
 			score = "exact"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, h.Name, score, truncate(toolsearch.FirstLine(t.Description), 90))
+		printf(tw, "%d\t%s\t%s\t%s\n", i+1, h.Name, score, oneLine(toolsearch.FirstLine(t.Description), 90))
 	}
 	tw.Flush()
 }

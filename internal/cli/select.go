@@ -42,7 +42,7 @@ func (r *agentRun) setupSelection(model llm.Model, ask func(context.Context, str
 	if dir, err := os.UserCacheDir(); err == nil {
 		st.cachePath = filepath.Join(dir, "toolshelf", "selections.json")
 		if err := st.cache.Load(st.cachePath); err != nil {
-			fmt.Fprintf(r.e.stderr, "toolshelf: %v\n", err)
+			printf(r.e.stderr, "toolshelf: %v\n", err)
 		}
 	}
 	// The most used tools (by the metrics log) come first in the catalog.
@@ -143,5 +143,5 @@ func (r *agentRun) note(text string) {
 		r.out.json0(map[string]string{"type": "note", "text": text})
 		return
 	}
-	fmt.Fprintln(r.e.stderr, "· "+text)
+	printLine(r.e.stderr, "· "+text)
 }

@@ -88,14 +88,14 @@ func newSessionsListCmd(e *env, resolveDir func() (string, error)) *cobra.Comman
 			fmt.Fprintln(tw, "ID\tSTARTED\tENTRIES\tFIRST MESSAGE")
 			for _, in := range infos {
 				if in.Err != nil {
-					fmt.Fprintf(tw, "?\t\t\t%s: %v\n", in.Path, in.Err)
+					printf(tw, "?\t\t\t%s: %s\n", in.Path, oneLine(in.Err.Error(), 0))
 					continue
 				}
-				title := in.FirstUserText
+				title := oneLine(in.FirstUserText, 0)
 				if in.ParentSession != "" {
 					title = "(fork) " + title
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", in.ID, in.Timestamp.Local().Format("2006-01-02 15:04"), in.Entries, title)
+				printf(tw, "%s\t%s\t%d\t%s\n", oneLine(in.ID, 0), in.Timestamp.Local().Format("2006-01-02 15:04"), in.Entries, title)
 			}
 			return tw.Flush()
 		},
@@ -198,9 +198,9 @@ func newSessionsShowCmd(e *env, resolveDir func() (string, error)) *cobra.Comman
 				}{s.Header(), s.Branch(), s.Messages()})
 			}
 			h := s.Header()
-			fmt.Fprintf(e.stdout, "session %s  started %s  %s\n", h.ID, h.Timestamp.Local().Format(time.DateTime), s.Path())
+			printf(e.stdout, "session %s  started %s  %s\n", h.ID, h.Timestamp.Local().Format(time.DateTime), s.Path())
 			if h.ParentSession != "" {
-				fmt.Fprintf(e.stdout, "forked from %s at %s\n", h.ParentSession, h.ParentEntry)
+				printf(e.stdout, "forked from %s at %s\n", h.ParentSession, h.ParentEntry)
 			}
 			for _, en := range s.Branch() {
 				writeEntry(e.stdout, en)
@@ -239,7 +239,7 @@ is not changed. It prints the new session's path.`,
 				return explainSessionError(err)
 			}
 			defer forked.Close()
-			fmt.Fprintln(e.stdout, forked.Path())
+			printLine(e.stdout, forked.Path())
 			return nil
 		},
 	}
@@ -252,7 +252,7 @@ func writeEntry(w io.Writer, en session.Entry) {
 	prefix := fmt.Sprintf("[%s] ", en.ID)
 	switch {
 	case en.Type == session.TypeCompaction:
-		fmt.Fprintf(w, "%scompaction: %s\n", prefix, oneLine(en.Summary, 100))
+		printf(w, "%scompaction: %s\n", prefix, oneLine(en.Summary, 100))
 	case en.Message != nil:
 		m := en.Message
 		switch m.Role {
@@ -274,34 +274,39 @@ func writeEntry(w io.Writer, en session.Entry) {
 			for _, r := range m.ToolsRemoved {
 				parts = append(parts, "-"+r.Name)
 			}
-			fmt.Fprintf(w, "%ssystem: %s\n", prefix, strings.Join(parts, " "))
+			printf(w, "%ssystem: %s\n", prefix, strings.Join(parts, " "))
 		case llm.RoleToolResult:
 			status := ""
 			if m.IsError {
 				status = " (error)"
 			}
-			fmt.Fprintf(w, "%s← %s%s: %s\n", prefix, m.ToolName, status, oneLine(llm.ContentText(m.Content, " "), 100))
+			printf(w, "%s← %s%s: %s\n", prefix, m.ToolName, status, oneLine(llm.ContentText(m.Content, " "), 100))
 		case llm.RoleAssistant:
 			if t := llm.ContentText(m.Content, " "); t != "" {
-				fmt.Fprintf(w, "%sassistant: %s\n", prefix, oneLine(t, 100))
+				printf(w, "%sassistant: %s\n", prefix, oneLine(t, 100))
 			}
 			for _, c := range m.ToolCalls() {
-				fmt.Fprintf(w, "%s→ %s %s\n", prefix, c.Name, oneLine(string(c.Arguments), 80))
+				printf(w, "%s→ %s %s\n", prefix, c.Name, oneLine(string(c.Arguments), 80))
 			}
 			if m.ErrorMessage != "" {
-				fmt.Fprintf(w, "%s(%s: %s)\n", prefix, m.StopReason, oneLine(m.ErrorMessage, 80))
+				printf(w, "%s(%s: %s)\n", prefix, m.StopReason, oneLine(m.ErrorMessage, 80))
 			}
 		default:
-			fmt.Fprintf(w, "%s%s: %s\n", prefix, m.Role, oneLine(llm.ContentText(m.Content, " "), 100))
+			printf(w, "%s%s: %s\n", prefix, m.Role, oneLine(llm.ContentText(m.Content, " "), 100))
 		}
 	default:
-		fmt.Fprintf(w, "%s(%s entry)\n", prefix, en.Type)
+		printf(w, "%s(%s entry)\n", prefix, en.Type)
 	}
 }
 
-// oneLine collapses white space and cuts s to n runes.
+// oneLine collapses white space, cuts s to n runes (n <= 0: no cut) and
+// makes it safe to print.
 func oneLine(s string, n int) string {
-	return truncate(strings.Join(strings.Fields(s), " "), n)
+	s = strings.Join(strings.Fields(s), " ")
+	if n > 0 {
+		s = truncate(s, n)
+	}
+	return show(s)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -31,7 +31,7 @@ func loadShelf(e *env, paths []string) (*tool.Registry, error) {
 		err = errors.Join(problems, catalog.Register(reg, namer, tool.Deferred, servers...))
 	}
 	for _, p := range catalog.Problems(err) {
-		fmt.Fprintf(e.stderr, "toolshelf: warning: %v\n", p)
+		printf(e.stderr, "toolshelf: warning: %v\n", p)
 	}
 	if reg.Len() == 0 {
 		return nil, fmt.Errorf("no tools loaded from --catalog %s: fix the problems above", strings.Join(paths, ", "))

@@ -121,7 +121,7 @@ func readMetrics(e *env, path string) ([]tokens.Record, error) {
 			fmt.Fprintf(e.stderr, "toolshelf: warning: %s: %d more lines that are not records\n", path, len(bad)-shown)
 			break
 		}
-		fmt.Fprintf(e.stderr, "toolshelf: warning: %s: %v (line skipped)\n", path, b)
+		printf(e.stderr, "toolshelf: warning: %s: %v (line skipped)\n", path, b)
 	}
 	if err != nil {
 		return nil, err
@@ -299,7 +299,7 @@ func writeStatsText(w io.Writer, st stats, top int) {
 		shown = shown[:top]
 	}
 	for _, t := range shown {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", t.Name, t.Declared, t.Calls, toolTokensText(t))
+		printf(tw, "%s\t%d\t%d\t%s\n", oneLine(t.Name, 0), t.Declared, t.Calls, toolTokensText(t))
 	}
 	tw.Flush()
 	if n := len(st.Tools) - len(shown); n > 0 {
@@ -326,7 +326,7 @@ func writeStatsText(w io.Writer, st stats, top int) {
 	}
 	for _, name := range names {
 		t := byName[name]
-		fmt.Fprintf(tw, "%s\tdeclared %s\t%s tokens\n", name, plural(t.Declared, "time"), toolTokensText(t))
+		printf(tw, "%s\tdeclared %s\t%s tokens\n", oneLine(name, 0), plural(t.Declared, "time"), toolTokensText(t))
 	}
 	tw.Flush()
 	if n := len(st.NeverUsed) - len(names); n > 0 {

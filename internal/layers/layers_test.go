@@ -40,6 +40,8 @@ var layer = map[string]int{
 	"internal/ecma":      5,
 	"mcpclient/mcptest":  5,
 	"llm":                6,
+	"internal/safetext":  6,
+	"internal/userdir":   6,
 	"internal/layers":    9,
 }
 

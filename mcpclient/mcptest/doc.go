@@ -5,5 +5,7 @@
 // answers, not even initialize.
 //
 // A test package that wants the stdio server calls [ServeIfAsked] first in
-// its TestMain and configures the server with [Command].
+// its TestMain and configures the server with [Command]; [NewHostileServer]
+// and the ServerEnv modes of [ServeHostile] and the like are servers that
+// misbehave, to test what reaches the user.
 package mcptest

@@ -40,6 +40,10 @@ func ServeIfAsked() (code int, served bool) {
 }
 
 func serveStdio() int {
+	mode := os.Getenv(ServerEnv)
+	if code, done := misbehave(mode); done {
+		return code
+	}
 	if path := os.Getenv(FIFOEnv); path != "" {
 		f, err := os.Open(path) // blocks until the test opens the FIFO for writing
 		if err != nil {
@@ -51,6 +55,10 @@ func serveStdio() int {
 	}
 	fmt.Fprintln(os.Stderr, "test server starting")
 	srv := NewServer("stdio test server", "Use echo to test.")
+	if mode == ServeHostile {
+		fmt.Fprintln(os.Stderr, "hostile server starting "+Payload)
+		srv = NewHostileServer()
+	}
 	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		return 1

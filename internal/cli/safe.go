@@ -1,0 +1,28 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/toolshelf/toolshelf/internal/safetext"
+)
+
+// Text printed for a person goes through these: what comes from outside
+// (MCP servers, models, catalog, session and metrics files, error
+// messages that quote them) may carry escape sequences, carriage returns
+// or bidi overrides, which package safetext makes visible. --json output
+// does not: its encoder escapes what JSON needs, and its readers want the
+// text as it is.
+
+// show returns s made safe to print.
+func show(s string) string { return safetext.String(s) }
+
+// printf writes the formatted text made safe.
+func printf(w io.Writer, format string, args ...any) {
+	_, _ = io.WriteString(w, safetext.String(fmt.Sprintf(format, args...)))
+}
+
+// printLine writes s and a newline, made safe.
+func printLine(w io.Writer, s string) {
+	_, _ = io.WriteString(w, safetext.String(s)+"\n")
+}
