@@ -158,9 +158,9 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		if open := transcript.OpenCalls(msgs); len(open) > 0 {
 			names := make([]string, len(open))
 			for i, c := range open {
-				names[i] = c.Name
+				names[i] = oneLine(c.Name, 64)
 			}
-			fmt.Fprintf(e.stderr, "toolshelf: the session's last run stopped during %s; answered as interrupted\n", plural(len(open), "tool call")+" ("+strings.Join(names, ", ")+")")
+			printf(e.stderr, "toolshelf: the session's last run stopped during %s; answered as interrupted\n", plural(len(open), "tool call")+" ("+strings.Join(names, ", ")+")")
 		}
 	}
 	if len(msgs) > 0 {
