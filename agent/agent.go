@@ -67,6 +67,10 @@ type Config struct {
 	// default they run in parallel (results are still appended in call
 	// order).
 	Sequential bool
+	// MaxResultBytes bounds the text of each tool result before it enters
+	// the transcript: a longer one is cut in the middle, with a note
+	// saying how much was cut. Zero means [DefaultMaxResultBytes].
+	MaxResultBytes int
 	// MaxTokens bounds each answer; zero means the model's default.
 	MaxTokens int
 	// MaxTurns bounds the requests of one run (0: no bound); a run that
