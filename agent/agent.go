@@ -67,6 +67,10 @@ type Config struct {
 	// default they run in parallel (results are still appended in call
 	// order).
 	Sequential bool
+	// MaxResultBytes bounds the text of each tool result before it enters
+	// the transcript: a longer one is cut in the middle, with a note
+	// saying how much was cut. Zero means [DefaultMaxResultBytes].
+	MaxResultBytes int
 	// MaxTokens bounds each answer; zero means the model's default.
 	MaxTokens int
 	// MaxTurns bounds the requests of one run (0: no bound); a run that
@@ -289,7 +293,10 @@ func (a *Agent) continuableLocked() error {
 // executable returns the declarations the model should have: the active
 // tools, and the tools the transcript declared whose names are pending
 // (expected to register, as after a resume before an MCP server has
-// reconnected), which keep their declaration until they register.
+// reconnected), which keep their declaration until they register — unless
+// that declaration fails tool.CheckDefinition: a transcript saved before
+// the check may declare a tool providers reject, which the registry now
+// refuses, and the declaration step then withdraws it.
 func (a *Agent) executable() []llm.Tool {
 	var tools []llm.Tool
 	for _, t := range a.cfg.Tools.Active() {
@@ -302,7 +309,9 @@ func (a *Agent) executable() []llm.Tool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, name := range pending {
-		if d, ok := a.state.Tool(name); ok && !slices.ContainsFunc(tools, func(t llm.Tool) bool { return t.Name == name }) {
+		d, ok := a.state.Tool(name)
+		if ok && !slices.ContainsFunc(tools, func(t llm.Tool) bool { return t.Name == name }) &&
+			tool.CheckDefinition(d.Description, d.Parameters) == nil {
 			tools = append(tools, d)
 		}
 	}

@@ -10,7 +10,10 @@
 // declared before the next request, never retroactively; the transcript
 // never holds a tool call without its result, whether the answer hit the
 // output limit, the stream failed, the run was cancelled or a tool
-// panicked; and tools whose names are pending in the registry (a resumed
+// panicked; tools whose names are pending in the registry (a resumed
 // session whose MCP server has not reconnected yet) keep their declaration
-// until they register, so a resume declares no removal.
+// until they register, so a resume declares no removal — unless the
+// declaration is one providers reject (tool.CheckDefinition), which is
+// withdrawn; and every result's text is bounded (Config.MaxResultBytes)
+// before it enters the transcript.
 package agent

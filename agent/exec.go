@@ -39,7 +39,7 @@ type AfterHook func(ctx context.Context, c *Call, res *tool.Result)
 const cancelledText = "Tool call cancelled: the run was interrupted before the tool finished."
 
 // execute runs an answer's tool calls and returns their results in call
-// order. Preparation (lookup, validation, BeforeToolCall hooks) runs in call
+// order, each result's text bounded by Config.MaxResultBytes. Preparation (lookup, validation, BeforeToolCall hooks) runs in call
 // order; executions run in parallel unless the configuration or a called
 // tool asks otherwise. When the run is cancelled, every call still open
 // gets a cancelled result at once; tools still running are left to notice
@@ -116,9 +116,23 @@ func (r *runner) execute(calls []llm.ToolCall) []llm.Message {
 		if !done[i] {
 			results[i] = errorResult(c, cancelledText, a.now())
 		}
+		results[i].Content = boundResult(results[i].Content, a.maxResultBytes())
 		r.emit(Event{Type: EventToolEnd, Call: &calls[i], Message: &results[i]})
 	}
 	return results
+}
+
+// maxErrorBytes bounds the text of an error a call's result quotes
+// (argument validation, a hook's refusal), which may repeat what the model
+// sent.
+const maxErrorBytes = 2048
+
+// maxResultBytes returns the bound on a result's text.
+func (a *Agent) maxResultBytes() int {
+	if a.cfg.MaxResultBytes > 0 {
+		return a.cfg.MaxResultBytes
+	}
+	return DefaultMaxResultBytes
 }
 
 // prepare awaits the tool, finds it, validates the arguments and runs the
@@ -134,17 +148,17 @@ func (r *runner) prepare(c llm.ToolCall) (*Call, string) {
 	t, ok := a.cfg.Tools.Get(c.Name)
 	switch {
 	case !ok && slices.Contains(a.cfg.Tools.Pending(), c.Name):
-		return nil, fmt.Sprintf("Tool %q is not available yet: the server that provides it has not registered it. Try again later.", c.Name)
+		return nil, fmt.Sprintf("Tool %s is not available yet: the server that provides it has not registered it. Try again later.", quoteName(c.Name))
 	case !ok && c.Name == provider.CallToolName:
 		return nil, fmt.Sprintf(`call_tool needs {"name": "<a loaded tool>", "arguments": {...}}; got %s`, clip(c.Arguments, 200))
 	case !ok:
-		return nil, fmt.Sprintf("Tool %q does not exist. Call only the tools you have been given.", c.Name)
+		return nil, fmt.Sprintf("Tool %s does not exist. Call only the tools you have been given.", quoteName(c.Name))
 	case !a.cfg.Tools.IsActive(c.Name) && t.Exposure.Loadable():
-		return nil, fmt.Sprintf("Tool %q is not loaded. Load it with tool_search first.", c.Name)
+		return nil, fmt.Sprintf("Tool %s is not loaded. Load it with tool_search first.", quoteName(c.Name))
 	case !a.cfg.Tools.IsActive(c.Name):
-		return nil, fmt.Sprintf("Tool %q is not available.", c.Name)
+		return nil, fmt.Sprintf("Tool %s is not available.", quoteName(c.Name))
 	case t.Handler == nil:
-		return nil, fmt.Sprintf("Tool %q cannot be run here: it has no implementation.", c.Name)
+		return nil, fmt.Sprintf("Tool %s cannot be run here: it has no implementation.", quoteName(c.Name))
 	}
 	args := bytes.TrimSpace(c.Arguments)
 	if len(args) == 0 {
@@ -156,7 +170,7 @@ func (r *runner) prepare(c llm.ToolCall) (*Call, string) {
 	call := &Call{ID: c.ID, Name: c.Name, Args: json.RawMessage(args), Tool: t}
 	for _, h := range a.cfg.BeforeToolCall {
 		if err := h(r.ctx, call); err != nil {
-			return nil, fmt.Sprintf("Tool call %q was blocked: %v", c.Name, err)
+			return nil, fmt.Sprintf("Tool call %s was blocked: %s", quoteName(c.Name), clipText(err.Error(), maxErrorBytes))
 		}
 	}
 	return call, ""
@@ -223,10 +237,5 @@ func closeCalls(calls []llm.ToolCall, text string, now int64) []llm.Message {
 	return out
 }
 
-// clip returns at most n bytes of b as text, marking a cut.
-func clip(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "…"
-}
+// clip returns at most n bytes of b as text, whole runes, marking a cut.
+func clip(b []byte, n int) string { return clipText(string(b), n) }

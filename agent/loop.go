@@ -38,7 +38,7 @@ func (r *runner) emit(ev Event) {
 
 // outputLimitText is the result of every tool call of an answer that hit
 // the output token limit.
-const outputLimitText = "Tool call %q was not executed: the response hit the output token limit, " +
+const outputLimitText = "Tool call %s was not executed: the response hit the output token limit, " +
 	"so its arguments may be truncated. Re-issue the tool call with complete arguments."
 
 // loop runs turns until the model answers without tool calls.
@@ -86,7 +86,7 @@ func (r *runner) loop(prompts []llm.Message) error {
 			results = closeCalls(calls, cancelledText, a.now())
 		case answer.StopReason == llm.StopLength:
 			for _, c := range calls {
-				results = append(results, errorResult(c, fmt.Sprintf(outputLimitText, c.Name), a.now()))
+				results = append(results, errorResult(c, fmt.Sprintf(outputLimitText, quoteName(c.Name)), a.now()))
 			}
 		default:
 			results = r.execute(calls)

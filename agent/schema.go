@@ -282,20 +282,12 @@ func invalidText(ctx context.Context, name string, err error) string {
 		where := fmt.Sprintf("the value %q", clipText(slow.slow.Value, 40))
 		if loc := slow.location; loc != "" {
 			param, _, _ := strings.Cut(strings.TrimPrefix(loc, "/"), "/")
-			where = fmt.Sprintf("parameter %q (at %s)", param, loc)
+			where = fmt.Sprintf("parameter %q (at %s)", clipText(param, 80), clipText(loc, 200))
 		}
-		return fmt.Sprintf("Tool %q was not called: checking its arguments was abandoned because the pattern %q "+
+		return fmt.Sprintf("Tool %s was not called: checking its arguments was abandoned because the pattern %q "+
 			"in its schema is too slow to match %s; all the pattern checks of one call get %v. "+
 			"The tool's schema is at fault, not necessarily the arguments: shorter values may pass.",
-			name, clipText(slow.slow.Pattern, 80), where, validationBudget)
+			quoteName(name), clipText(slow.slow.Pattern, 80), where, validationBudget)
 	}
-	return fmt.Sprintf("Invalid arguments for tool %q: %v", name, err)
-}
-
-// clipText returns at most n runes of s, marking a cut with "…".
-func clipText(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
+	return fmt.Sprintf("Invalid arguments for tool %s: %s", quoteName(name), clipText(err.Error(), maxErrorBytes))
 }

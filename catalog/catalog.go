@@ -10,7 +10,9 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/toolshelf/toolshelf/tool"
@@ -28,6 +30,22 @@ type Server struct {
 	Title, Description, Instructions string
 	// Tools are the server's valid tools, in file order.
 	Tools []Entry
+	// Refused are the tools that parsed but that [tool.CheckDefinition]
+	// refuses (a schema a provider would reject, a definition past a size
+	// cap), in file order; they are not registered. Parse also reports
+	// each as a [*Problem].
+	Refused []Refused
+}
+
+// Refused is a tool that [tool.CheckDefinition] refuses.
+type Refused struct {
+	// Entry is the tool as the file lists it.
+	Entry
+	// Index is the tool's position in the file's tools array.
+	Index int
+	// Err says why the tool is refused; it wraps [tool.ErrSchema] or
+	// [tool.ErrTooLarge].
+	Err error
 }
 
 // Entry is one tool as its server lists it.
@@ -100,7 +118,9 @@ const maxToolNameLength = 128
 // A file that cannot be used at all yields a nil server and a [*Problem].
 // Otherwise Parse returns the server with every valid tool, and the problems
 // with the other tools joined into the error: one bad tool does not drop the
-// rest.
+// rest. A tool is valid when it has a name and an object input schema and
+// passes [tool.CheckDefinition], the providers' check; a tool that fails
+// only that check is also listed in Server.Refused.
 func Parse(file string, data []byte) (*Server, error) {
 	fileErr := func(format string, args ...any) (*Server, error) {
 		return nil, &Problem{File: file, Index: -1, Err: fmt.Errorf(format, args...)}
@@ -163,6 +183,11 @@ func Parse(file string, data []byte) (*Server, error) {
 			continue
 		}
 		seen[e.Name] = true
+		if err := tool.CheckDefinition(e.Description, e.InputSchema); err != nil {
+			problems = append(problems, &Problem{File: file, Index: i, Tool: e.Name, Err: err})
+			s.Refused = append(s.Refused, Refused{Entry: e, Index: i, Err: err})
+			continue
+		}
 		s.Tools = append(s.Tools, e)
 	}
 	return s, errors.Join(problems...)
@@ -318,21 +343,53 @@ func ReadFS(fsys fs.FS, name string) ([]*Server, error) {
 	if err != nil {
 		return nil, &Problem{File: name, Index: -1, Err: fmt.Errorf("cannot read folder: %w", unwrapPath(err))}
 	}
-	var servers []*Server
-	var errs []error
-	found := false
+	// The files are read in order, then parsed in parallel: checking the
+	// tools' schemas (tool.CheckDefinition) is most of the work.
+	type file struct {
+		name   string
+		data   []byte
+		server *Server
+		err    error
+	}
+	var files []*file
 	for _, de := range entries {
 		if de.IsDir() || !strings.EqualFold(path.Ext(de.Name()), ".json") {
 			continue
 		}
-		found = true
-		ss, err := ReadFS(fsys, path.Join(name, de.Name()))
-		servers = append(servers, ss...)
-		if err != nil {
-			errs = append(errs, err)
+		f := &file{name: path.Join(name, de.Name())}
+		if f.data, err = fs.ReadFile(fsys, f.name); err != nil {
+			f.err = &Problem{File: f.name, Index: -1, Err: fmt.Errorf("cannot read: %w", unwrapPath(err))}
+		}
+		files = append(files, f)
+	}
+	work := make(chan *file)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			for f := range work {
+				f.server, f.err = Parse(f.name, f.data)
+				f.data = nil
+			}
+		})
+	}
+	for _, f := range files {
+		if f.err == nil {
+			work <- f
 		}
 	}
-	if !found {
+	close(work)
+	wg.Wait()
+	var servers []*Server
+	var errs []error
+	for _, f := range files {
+		if f.server != nil {
+			servers = append(servers, f.server)
+		}
+		if f.err != nil {
+			errs = append(errs, f.err)
+		}
+	}
+	if len(files) == 0 {
 		errs = append(errs, &Problem{File: name, Index: -1, Err: errors.New("folder has no *.json catalog files")})
 	}
 	return servers, errors.Join(errs...)

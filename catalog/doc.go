@@ -12,7 +12,9 @@
 // after the file. Bad input never loses good input: a malformed tool is
 // reported with the file, its position, its name and the problem, and the
 // file's other tools still load; a malformed optional value is reported and
-// left out, and its tool still loads.
+// left out, and its tool still loads. A tool that providers would reject
+// (see tool.CheckDefinition) is reported the same way, not loaded, and
+// listed in Server.Refused.
 //
 // The built-in default catalog, the real tool lists of 53 public MCP
 // servers, is in package [github.com/toolshelf/toolshelf/catalog/builtin].

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -78,6 +79,8 @@ const (
 	RuleNameCollision     = "name-collision"
 	RuleNameLength        = "name-length"
 	RuleUnreachable       = "unreachable"
+	RuleInvalidSchema     = "invalid-schema"
+	RuleTooLarge          = "too-large"
 )
 
 // Rule describes one check.
@@ -95,9 +98,11 @@ type Rule struct {
 	Summary string `json:"summary"`
 }
 
-// rules is the rule table, in report order: descriptions, parameters,
-// names, retrievability.
+// rules is the rule table, in report order: what providers refuse,
+// descriptions, parameters, names, retrievability.
 var rules = []Rule{
+	{RuleInvalidSchema, Error, "the parameter schema is one providers accept: JSON Schema 2020-12, ECMA-262 patterns, local $refs that resolve and do not loop, an object root"},
+	{RuleTooLarge, Error, "the definition fits toolshelf's caps on description and schema size, properties and nesting"},
 	{RuleDescriptionLength, Warning, "a description is at most three sentences and fits the token budget"},
 	{RuleMissingBrief, Warning, "the first sentence starts with a verb that says what the tool does"},
 	{RuleNoEnglish, Warning, "a description has English words for English queries to match"},
@@ -333,6 +338,7 @@ func Run(servers []*catalog.Server, opts *Options) (*Report, error) {
 
 	pool := buildPool(servers)
 	rep := &Report{Servers: len(servers), Tools: len(pool), K: o.K}
+	rep.Tools += l.refused(servers)
 	for _, en := range pool {
 		l.description(en)
 		l.schema(en)
@@ -367,6 +373,31 @@ func Run(servers []*catalog.Server, opts *Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// refused reports the tools catalog.Parse refused (they are not in the
+// pool: no provider would take them, so no other rule applies) and
+// returns their number.
+func (l *linter) refused(servers []*catalog.Server) int {
+	n := 0
+	for _, s := range servers {
+		for i := range s.Refused {
+			r := &s.Refused[i]
+			n++
+			en := &entry{server: s, e: &r.Entry}
+			switch {
+			case errors.Is(r.Err, tool.ErrTooLarge):
+				if l.on(RuleTooLarge) {
+					l.add(RuleTooLarge, en, "", r.Err.Error(),
+						"bring the definition under the cap the message names (docs/authoring-tools.md lists the caps): toolshelf does not load a tool past one, since every request that declares it would fill the model's context")
+				}
+			case l.on(RuleInvalidSchema):
+				l.add(RuleInvalidSchema, en, "", r.Err.Error(),
+					"fix the schema as the message says: providers reject a request that declares it, so toolshelf does not load the tool")
+			}
+		}
+	}
+	return n
 }
 
 func ruleIDs() []string {

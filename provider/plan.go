@@ -1,11 +1,13 @@
 package provider
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 
 	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/transcript"
 )
 
@@ -74,9 +76,13 @@ type Update struct {
 // A tool call without a result (a session written before runs answered
 // the calls a killed run left open) is given one saying it was
 // interrupted ([transcript.CloseCalls]), since every API refuses a
-// request that carries it.
+// request that carries it. A declaration that fails
+// [tool.CheckDefinition] (a transcript saved before the check refused its
+// tool, or edited by hand) is planned as [Refused] declares it: a provider
+// would reject the whole request, and the transcript would keep declaring
+// it on every request.
 func Build(msgs []llm.Message, caps Capabilities) Plan {
-	msgs = transcript.CloseCalls(msgs, interrupted)
+	msgs = transcript.CloseCalls(withoutRefused(msgs), interrupted)
 	class := caps.Tools
 	lateReplace := transcript.LateReplace(msgs)
 	head, hasHead := transcript.Leading(msgs)
@@ -129,6 +135,49 @@ func Build(msgs []llm.Message, caps Capabilities) Plan {
 func interrupted(c llm.ToolCall) llm.Message {
 	return llm.Message{Role: llm.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, IsError: true,
 		Content: []llm.Part{llm.Text(transcript.InterruptedText)}}
+}
+
+// RefusedDescription is the description of a declaration [Refused]
+// stands in for.
+const RefusedDescription = "Unavailable: this tool's definition is one providers reject, so it was withdrawn. Do not call it."
+
+// Refused returns what a plan declares instead of t when t fails
+// [tool.CheckDefinition]: the same name (later removals, calls and
+// results still refer to it), [RefusedDescription] and an object schema
+// without properties. It depends on the name only, so the requests of a
+// session stay byte-stable.
+func Refused(t llm.Tool) llm.Tool {
+	return llm.Tool{Name: t.Name, Description: RefusedDescription, Parameters: json.RawMessage(EmptySchema)}
+}
+
+// withoutRefused returns msgs with every declaration that fails the check
+// replaced by its [Refused] stand-in; msgs itself when there is none, and
+// otherwise a copy (msgs is not modified).
+func withoutRefused(msgs []llm.Message) []llm.Message {
+	var out []llm.Message
+	for i := range msgs {
+		var added []llm.Tool
+		for j, t := range msgs[i].ToolsAdded {
+			if tool.CheckDefinition(t.Description, t.Parameters) == nil {
+				continue
+			}
+			if added == nil {
+				added = slices.Clone(msgs[i].ToolsAdded)
+			}
+			added[j] = Refused(t)
+		}
+		if added == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		out[i].ToolsAdded = added
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }
 
 // addMessages appends the conversation messages and, through render, the

@@ -10,6 +10,11 @@
 // the next request; the agent loop compares it with what the transcript says
 // the model was told and appends the difference.
 //
+// Every tool is checked once, when it registers, the way the providers
+// check tool definitions ([CheckDefinition]): a schema a provider rejects
+// or a definition past a size cap would fail every request that declares
+// it, so such a tool is refused and the others register.
+//
 // Tools that come from MCP servers get model-facing names from a [Namer]:
 // mcp__<server>__<tool>, sanitised to the characters every provider accepts,
 // at most 64 characters, with a stable hash suffix where two tools would

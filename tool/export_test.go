@@ -7,3 +7,6 @@ func LogLen(r *Registry) int {
 	defer r.mu.RUnlock()
 	return len(r.log)
 }
+
+// CheckSchema is the schema check without the memo, for benchmarks.
+var CheckSchema = checkSchema

@@ -175,8 +175,27 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // ErrInvalid is wrapped by every error that reports an invalid tool.
 var ErrInvalid = errors.New("invalid tool")
 
+// refusedError is a registration refused by [CheckDefinition]: it is
+// [ErrInvalid] and wraps the check's error (one error, not a join, so
+// that callers listing joined problems see one problem per tool).
+type refusedError struct {
+	name string
+	err  error
+}
+
+func (e *refusedError) Error() string {
+	return fmt.Sprintf("%v %q: %v", ErrInvalid, e.name, e.err)
+}
+
+// Is reports that the error is an [ErrInvalid].
+func (e *refusedError) Is(target error) bool { return target == ErrInvalid }
+
+// Unwrap returns the check's error.
+func (e *refusedError) Unwrap() error { return e.err }
+
 // validate checks t and returns the copy the registry stores: exposure
-// defaulted, parameters compacted (key order kept) and defaulted.
+// defaulted, parameters compacted (key order kept) and defaulted. The
+// definition must pass [CheckDefinition].
 func validate(t Tool) (Tool, error) {
 	if !namePattern.MatchString(t.Name) {
 		if t.Name == "" {
@@ -202,6 +221,9 @@ func validate(t Tool) (Tool, error) {
 			return t, fmt.Errorf("%w %q: parameters must be a JSON Schema object, got %.40s", ErrInvalid, t.Name, buf.String())
 		}
 		t.Parameters = json.RawMessage(buf.Bytes())
+	}
+	if err := CheckDefinition(t.Description, t.Parameters); err != nil {
+		return t, &refusedError{name: t.Name, err: err}
 	}
 	if t.Namespace != nil {
 		ns := *t.Namespace

@@ -176,6 +176,10 @@ func TestRegisterValidation(t *testing.T) {
 		{name: "truncated parameters", tool: tool.Tool{Name: "x", Parameters: json.RawMessage(`{"type":`)}, wantErr: "not valid JSON"},
 		{name: "two values", tool: tool.Tool{Name: "x", Parameters: json.RawMessage(`{} {}`)}, wantErr: "not valid JSON"},
 		{name: "trailing comma", tool: tool.Tool{Name: "x", Parameters: json.RawMessage(`{"a":1,}`)}, wantErr: "not valid JSON"},
+		{name: "no type", tool: tool.Tool{Name: "x", Parameters: json.RawMessage(`{ "properties" : {} }`)}, wantErr: `must have "type": "object" at its root`},
+		{name: "bad pattern", tool: tool.Tool{Name: "x", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","pattern":"(((("}}}`)},
+			wantErr: "at /properties/q/pattern"},
+		{name: "huge description", tool: tool.Tool{Name: "x", Description: strings.Repeat("d", tool.MaxDescriptionBytes+1)}, wantErr: "the description is 16385 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,8 +270,7 @@ func TestRegisterStoredTool(t *testing.T) {
 			json.RawMessage("{\n  \"type\" : \"object\",\n  \"required\": [ \"z\" ],\n  \"properties\": {\n    \"z\": { \"type\": \"string\", \"description\": \"a b  c\" },\n    \"a\": {}\n  }\n}\n"),
 			`{"type":"object","required":["z"],"properties":{"z":{"type":"string","description":"a b  c"},"a":{}}}`,
 		},
-		{"no type", json.RawMessage(`{ "properties" : {} }`), `{"properties":{}}`},
-		{"escapes kept", json.RawMessage(`{"description": "\u00e9 \"q\" <b>"}`), `{"description":"\u00e9 \"q\" <b>"}`},
+		{"escapes kept", json.RawMessage(`{"type": "object", "description": "\u00e9 \"q\" <b>"}`), `{"type":"object","description":"\u00e9 \"q\" <b>"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

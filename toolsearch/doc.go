@@ -8,5 +8,7 @@
 // additive activation of every match, which the agent loop declares to the
 // model before its next request. The ranking comes from whichever
 // [search.Ranker] the [Searcher] is given; the index follows the registry
-// incrementally.
+// incrementally. What the model sends and gets back is bounded
+// ([MaxQueryBytes], [MaxSelect], [MaxLimit], [MaxResultBytes]), since a
+// result stays in the transcript and is re-sent with every request.
 package toolsearch

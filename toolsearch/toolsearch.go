@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/tool"
@@ -41,6 +42,37 @@ const Parameters = `{"type":"object","properties":{` +
 
 // NoMatches is the result text of a search that loads nothing.
 const NoMatches = "No matching tools found."
+
+// The bounds on what the model sends and gets back. A tool result stays
+// in the transcript and is re-sent with every later request, so a search
+// must not echo a huge query or list thousands of tools: the next request
+// would overflow the context window and so would every one after it.
+const (
+	// MaxQueryBytes is the longest query accepted: 4 KiB, room for a
+	// paragraph describing a task, or a select: of MaxSelect names of 64
+	// characters and their separators (2,100 bytes).
+	MaxQueryBytes = 4 << 10
+	// MaxSelect is the most tools one select: query names: 32, four
+	// times what a search loads by default (DefaultLoad). Loading is
+	// additive, so more can be selected by a later call.
+	MaxSelect = 32
+	// MaxLimit is the largest limit honoured; a larger one is lowered to
+	// it. With ReferenceLoad every hit up to the limit is loaded, and 32
+	// tools is already more than a model chooses among well.
+	MaxLimit = 32
+	// MaxResultBytes bounds the result text: 8 KiB, about 2,000 tokens.
+	// A default search lists at most 8 loaded tools and the other hits up
+	// to its limit, one line each; the built-in catalog's 90th percentile
+	// first line is 379 bytes, so a full default result is about 3.5 KB.
+	// Lines past the bound are left out with a line saying how many (the
+	// tools are loaded all the same: their definitions reach the model
+	// with the next request).
+	MaxResultBytes = 8 << 10
+	// MaxBriefBytes bounds the first line of a description that a result
+	// line shows: 512 bytes, cut at a rune with "…" (the built-in
+	// catalog's 99th percentile is 680 bytes, its median 68).
+	MaxBriefBytes = 512
+)
 
 // Searcher searches a registry's shelf with a ranker and loads the matches.
 // It keeps the ranker's index in step with the registry: before each search
@@ -288,6 +320,9 @@ func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, 
 	if a.Query == nil || search.TrimJS(*a.Query) == "" {
 		return tool.ErrorResult(ErrEmptyQuery.Error()), nil
 	}
+	if err := checkQuery(*a.Query); err != nil {
+		return tool.ErrorResult(err.Error()), nil
+	}
 	limit, err := parseLimit(a.Limit)
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
@@ -301,9 +336,32 @@ func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, 
 	return res, nil
 }
 
+// checkQuery refuses a query longer than MaxQueryBytes and a select: of
+// more than MaxSelect names, without repeating the query.
+func checkQuery(q string) error {
+	if n := len(q); n > MaxQueryBytes {
+		return fmt.Errorf("query is %d bytes long; at most %d are accepted: search with a few words that say what the tool does, or load tools by name with \"select:<name>,<name>\"",
+			n, MaxQueryBytes)
+	}
+	q = strings.TrimSpace(q)
+	if len(q) < len("select:") || !strings.EqualFold(q[:len("select:")], "select:") {
+		return nil
+	}
+	n := 0
+	for name := range strings.SplitSeq(q[len("select:"):], ",") {
+		if strings.TrimSpace(name) != "" {
+			n++
+		}
+	}
+	if n > MaxSelect {
+		return fmt.Errorf("select: names %d tools; at most %d can be loaded by one call: select the ones you need now (more can be selected later)", n, MaxSelect)
+	}
+	return nil
+}
+
 // parseLimit reads the optional limit: absent or null means DefaultLimit;
-// anything but a positive integral number is an error. Limits beyond the
-// int32 range are clamped (no shelf holds that many tools).
+// anything but a positive integral number is an error. Limits above
+// MaxLimit are lowered to it.
 func parseLimit(raw json.RawMessage) (int, error) {
 	if len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return DefaultLimit, nil
@@ -312,38 +370,90 @@ func parseLimit(raw json.RawMessage) (int, error) {
 	if err := json.Unmarshal(raw, &f); err != nil || f <= 0 || f != math.Trunc(f) {
 		return 0, ErrBadLimit
 	}
-	return int(min(f, math.MaxInt32)), nil
+	return int(min(f, MaxLimit)), nil
 }
 
 // ResultText renders an outcome for the model: "No matching tools found."
 // (followed by the hint, if any), or "Loaded <n> tool(s). They are
 // available from your next call:" and one line per tool with the first line
-// of its description.
+// of its description (at most MaxBriefBytes of it), then the hits left on
+// the shelf. The text is at most MaxResultBytes long: lines past it are
+// left out, with a last line saying how many.
 func ResultText(reg *tool.Registry, out Outcome) string {
 	if len(out.Loaded) == 0 {
+		text := NoMatches
 		if hint := out.Hint.String(); hint != "" {
-			return NoMatches + "\n" + hint
+			text += "\n" + hint
 		}
-		return NoMatches
+		return boundLines(strings.Split(text, "\n"))
 	}
-	var b strings.Builder
 	plural := "s"
 	if len(out.Loaded) == 1 {
 		plural = ""
 	}
-	fmt.Fprintf(&b, "Loaded %d tool%s. They are available from your next call:", len(out.Loaded), plural)
+	lines := []string{fmt.Sprintf("Loaded %d tool%s. They are available from your next call:", len(out.Loaded), plural)}
 	for _, name := range out.Loaded {
 		t, _ := reg.Get(name)
-		fmt.Fprintf(&b, "\n- %s: %s", name, FirstLine(t.Description))
+		lines = append(lines, fmt.Sprintf("- %s: %s", name, brief(t.Description)))
 	}
 	if len(out.Others) > 0 {
-		b.WriteString("\nAlso matched, not loaded (load one with tool_search \"select:<name>\"):")
+		lines = append(lines, "Also matched, not loaded (load one with tool_search \"select:<name>\"):")
 		for _, name := range out.Others {
 			t, _ := reg.Get(name)
-			fmt.Fprintf(&b, "\n- %s: %s", name, FirstLine(t.Description))
+			lines = append(lines, fmt.Sprintf("- %s: %s", name, brief(t.Description)))
 		}
 	}
-	return b.String()
+	return boundLines(lines)
+}
+
+// brief is the first line of a description, cut to MaxBriefBytes.
+func brief(desc string) string {
+	s := FirstLine(desc)
+	if len(s) <= MaxBriefBytes {
+		return s
+	}
+	i := MaxBriefBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// omitted is the last line of a result cut to MaxResultBytes.
+const omitted = "(… %d more bytes not shown: a result is limited to %d bytes.)"
+
+// boundLines joins lines with newlines. A text longer than MaxResultBytes
+// keeps the whole lines that fit (at least part of the first) and ends
+// with a line saying how much was left out.
+func boundLines(lines []string) string {
+	text := strings.Join(lines, "\n")
+	if len(text) <= MaxResultBytes {
+		return text
+	}
+	budget := MaxResultBytes - len(fmt.Sprintf(omitted, len(text), MaxResultBytes)) - 1
+	n := 0
+	for i, l := range lines {
+		end := n + len(l)
+		if i > 0 {
+			end++
+		}
+		if end > budget {
+			break
+		}
+		n = end
+	}
+	if n == 0 {
+		n = runeStart(text, budget)
+	}
+	return text[:n] + "\n" + fmt.Sprintf(omitted, len(text)-n, MaxResultBytes)
+}
+
+// runeStart returns the largest index <= i that starts a rune.
+func runeStart(s string, i int) int {
+	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return min(i, len(s))
 }
 
 // FirstLine returns the first line of the trimmed text.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +12,7 @@ import (
 	"github.com/toolshelf/toolshelf/catalog"
 	"github.com/toolshelf/toolshelf/catalog/builtin"
 	"github.com/toolshelf/toolshelf/lint"
+	"github.com/toolshelf/toolshelf/tool"
 )
 
 // lintFailNever is the --fail-on value that never fails.
@@ -102,7 +104,8 @@ a usage error.`,
 
 // loadLintServers reads the given catalog files and folders, or the built-in
 // catalog when there are none. As in loadShelf, an unreadable path is an
-// error, problems inside readable paths are warnings, and a server name
+// error, problems inside readable paths are warnings (but for the tools the
+// check refused, which the report lists as errors), and a server name
 // loaded twice keeps its first copy.
 func loadLintServers(e *env, paths []string) ([]*catalog.Server, error) {
 	if len(paths) == 0 {
@@ -113,6 +116,9 @@ func loadLintServers(e *env, paths []string) ([]*catalog.Server, error) {
 		return nil, err
 	}
 	for _, p := range catalog.Problems(problems) {
+		if errors.Is(p, tool.ErrSchema) || errors.Is(p, tool.ErrTooLarge) {
+			continue // a refused tool: the report has it as an error finding
+		}
 		printf(e.stderr, "toolshelf: warning: %v\n", p)
 	}
 	seen := map[string]string{}
@@ -125,7 +131,7 @@ func loadLintServers(e *env, paths []string) ([]*catalog.Server, error) {
 		}
 		seen[s.Name] = s.File
 		kept = append(kept, s)
-		tools += len(s.Tools)
+		tools += len(s.Tools) + len(s.Refused)
 	}
 	if tools == 0 {
 		return nil, fmt.Errorf("no tools loaded from --catalog %s: fix the problems above", strings.Join(paths, ", "))

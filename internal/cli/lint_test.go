@@ -120,6 +120,33 @@ func TestLintCatalogExitStatus(t *testing.T) {
 	}
 }
 
+// TestLintRefusedTools checks that tools providers would reject are lint
+// errors, reported once (not also as warnings), and that a catalog of
+// nothing else still lints.
+func TestLintRefusedTools(t *testing.T) {
+	path := writeLintCatalog(t, "shaky",
+		`{"name":"regex","description":"Match a pattern.","inputSchema":{"type":"object","properties":{"q":{"type":"string","pattern":"(((("}}}}`,
+		`{"name":"loop","description":"Refer to itself.","inputSchema":{"type":"object","$ref":"#"}}`,
+		`{"name":"wordy","description":"`+strings.Repeat("w", 1<<20)+`"}`,
+	)
+	code, out, errOut := run(t, "lint", "--catalog", path, "--fail-on", "error", "--disable", "unreachable")
+	if code != 1 || !strings.Contains(errOut, "3 findings at or above error") {
+		t.Errorf("exit %d, stderr %q: want 1 for three errors", code, errOut)
+	}
+	for _, want := range []string{"regex\n  error   invalid-schema: ", "loop\n  error   invalid-schema: ", "wordy\n  error   too-large: ",
+		"Summary: 3 tools of 1 server, 3 findings (3 errors"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%.3000s", want, out)
+		}
+	}
+	if strings.Contains(errOut, "warning") {
+		t.Errorf("refused tools are also warnings: %s", errOut)
+	}
+	if len(out) > 10000 {
+		t.Errorf("output is %d bytes long", len(out))
+	}
+}
+
 func TestLintUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"lint", "--k", "0"},

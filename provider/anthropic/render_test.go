@@ -579,10 +579,6 @@ func TestRenderErrors(t *testing.T) {
 			[]string{`"files.read"`, "rename the tool"}},
 		{"dotted name added later", []llm.Message{head("p", nil, baseTool), user("hi"), update("", nil, []llm.Tool{decl("a.b", "", `{}`)})},
 			[]string{`"a.b"`}},
-		{"schema is not JSON", []llm.Message{head("p", nil, decl("broken", "", `{"type":`)), user("hi")},
-			[]string{`tool "broken"`, "not valid JSON"}},
-		{"schema is not an object", []llm.Message{head("p", nil, decl("listy", "", `[1]`)), user("hi")},
-			[]string{`tool "listy"`, "not a JSON object"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -603,6 +599,32 @@ func TestRenderErrors(t *testing.T) {
 	}
 	if _, err := newModel(t, Config{}).RequestBody(nil); err == nil {
 		t.Errorf("a nil request should be an error")
+	}
+}
+
+// TestRenderRefusedDeclarations checks that declarations a provider would
+// reject (a schema that is not JSON, not an object, or not valid JSON
+// Schema) are sent as provider.Refused stand-ins, in the head and in
+// later additions, instead of failing every request.
+func TestRenderRefusedDeclarations(t *testing.T) {
+	msgs := []llm.Message{
+		head("p", nil, baseTool, decl("broken", "", `{"type":`), decl("listy", "", `[1]`)),
+		user("hi"),
+		update("", nil, []llm.Tool{decl("regex", "Bad.", `{"type":"object","properties":{"q":{"pattern":"(((("}}}`)}),
+	}
+	body, err := newModel(t, Config{Capabilities: changesCaps}).RequestBody(&llm.Request{Messages: msgs})
+	if err != nil {
+		t.Fatalf("RequestBody: %v", err)
+	}
+	for _, name := range []string{"broken", "listy", "regex"} {
+		stand := provider.Refused(llm.Tool{Name: name})
+		want := `{"input_schema":` + provider.EmptySchema + `,"name":"` + name + `","description":` + string(provider.JSON(stand.Description))
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the body lacks the stand-in %s:\n%s", want, body)
+		}
+	}
+	if strings.Contains(string(body), "((((") || strings.Contains(string(body), `[1]`) {
+		t.Errorf("the body still holds a refused schema:\n%s", body)
 	}
 }
 
