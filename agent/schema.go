@@ -76,10 +76,10 @@ func (e *slowSchemaError) Error() string { return e.slow.Error() }
 
 // validate checks args against the tool's parameter schema. Arguments must
 // be a JSON object. A schema that cannot be compiled (malformed, or
-// referencing other documents) or that is past maxSchemaObjects is not
-// enforced: the tool itself remains the judge of its input. Pattern
-// matches stop when ctx is done (the error is then ctx's) or when they
-// run past validationBudget (a *slowSchemaError).
+// referencing other documents) is not enforced: the tool itself remains
+// the judge of its input. Pattern matches stop when ctx is done (the error
+// is then ctx's) or when they run past validationBudget (a
+// *slowSchemaError).
 func (c *schemaCache) validate(ctx context.Context, t tool.Tool, args []byte) error {
 	var inst any
 	dec := json.NewDecoder(bytes.NewReader(args))
@@ -137,13 +137,7 @@ func (c *schemaCache) get(params json.RawMessage) *compiled {
 		c.schemas = make(map[string]*compiled)
 	}
 	s := &compiled{params: params}
-	var in *instance
-	var err error
-	if n := countObjects(params); n > maxSchemaObjects {
-		err = fmt.Errorf("the schema has %d objects, more than the %d checked", n, maxSchemaObjects)
-	} else {
-		in, err = compileSchema(params)
-	}
+	in, err := compileSchema(params)
 	switch {
 	case err != nil:
 		s.err = err
@@ -154,30 +148,6 @@ func (c *schemaCache) get(params json.RawMessage) *compiled {
 	}
 	c.schemas[key] = s
 	return s
-}
-
-// maxSchemaObjects bounds the schemas compiled to check arguments: the
-// compiler's time grows with the square of a schema's subschemas (40,000
-// properties took 9 s), so a larger schema is not enforced, like one that
-// does not compile. Real tools have a few hundred at most.
-const maxSchemaObjects = 5_000
-
-// countObjects returns the number of JSON objects in b.
-func countObjects(b []byte) int {
-	n, inString, escaped := 0, false, false
-	for _, c := range b {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case !inString && c == '{':
-			n++
-		}
-	}
-	return n
 }
 
 // compileSchema compiles a tool schema with a meter of its own.

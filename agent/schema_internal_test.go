@@ -99,14 +99,3 @@ func TestConcurrentValidationsTakeTheirOwnInstance(t *testing.T) {
 		t.Errorf("a schema without patterns: shared %v, %d instances", plain.shared != nil, len(plain.idle))
 	}
 }
-
-func TestCountObjects(t *testing.T) {
-	for in, want := range map[string]int{
-		`{}`: 1, `{"a":{"b":{}}}`: 3, `{"d":"{not {an} object"}`: 1, `{"d":"a \"quoted { brace\\"}`: 1,
-		`{"d":"ends with a backslash \\","e":{}}`: 2, `[{},{},"{"]`: 2,
-	} {
-		if got := countObjects([]byte(in)); got != want {
-			t.Errorf("countObjects(%s) = %d, want %d", in, got, want)
-		}
-	}
-}
