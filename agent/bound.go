@@ -3,8 +3,8 @@ package agent
 import (
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/toolshelf/toolshelf/internal/cut"
 	"github.com/toolshelf/toolshelf/llm"
 )
 
@@ -39,23 +39,7 @@ func clipText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:runeStart(s, n)] + "…"
-}
-
-// runeStart returns the largest index <= i that starts a rune.
-func runeStart(s string, i int) int {
-	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return i
-}
-
-// runeEnd returns the smallest index >= i that starts a rune (or len(s)).
-func runeEnd(s string, i int) int {
-	for i < len(s) && !utf8.RuneStart(s[i]) {
-		i++
-	}
-	return i
+	return s[:cut.Before(s, n)] + "…"
 }
 
 // cutNote is the text put where the middle of a long result was.
@@ -94,8 +78,8 @@ func boundResult(content []llm.Part, limit int) []llm.Part {
 			continue
 		}
 		n := len(p.Text)
-		head := p.Text[:runeStart(p.Text, min(max(headEnd-start, 0), n))]
-		tail := p.Text[runeEnd(p.Text, min(max(tailStart-start, 0), n)):]
+		head := p.Text[:cut.Before(p.Text, min(max(headEnd-start, 0), n))]
+		tail := p.Text[cut.After(p.Text, min(max(tailStart-start, 0), n)):]
 		text := head
 		if !noted {
 			text += fmt.Sprintf(cutNote, total-limit, limit)

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolshelf/toolshelf/internal/cut"
 	"github.com/toolshelf/toolshelf/internal/userdir"
 	"github.com/toolshelf/toolshelf/tool"
 )
@@ -290,25 +290,9 @@ func truncateMiddle(text, path string, saveErr error) string {
 		return fmt.Sprintf("Warning: output truncated from %d to %d bytes; the full output is in %s", len(text), kept, path)
 	}
 	budget := max(MaxOutputBytes-len(header(MaxOutputBytes))-1-len(omitted), 1024)
-	head := text[:runeStart(text, budget/2)]
-	tail := text[runeEnd(text, len(text)-(budget-budget/2)):]
+	head := text[:cut.Before(text, budget/2)]
+	tail := text[cut.After(text, len(text)-(budget-budget/2)):]
 	return header(len(head)+len(tail)) + "\n" + head + omitted + tail
-}
-
-// runeStart returns the largest index <= i that starts a rune.
-func runeStart(s string, i int) int {
-	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return i
-}
-
-// runeEnd returns the smallest index >= i that starts a rune (or len(s)).
-func runeEnd(s string, i int) int {
-	for i < len(s) && !utf8.RuneStart(s[i]) {
-		i++
-	}
-	return i
 }
 
 // OutputMaxAge is how long saved full outputs are kept: the first save of

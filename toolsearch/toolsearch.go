@@ -9,8 +9,8 @@ import (
 	"math"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
+	"github.com/toolshelf/toolshelf/internal/cut"
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/tool"
 )
@@ -412,11 +412,7 @@ func brief(desc string) string {
 	if len(s) <= MaxBriefBytes {
 		return s
 	}
-	i := MaxBriefBytes
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	return s[:cut.Before(s, MaxBriefBytes)] + "…"
 }
 
 // omitted is the last line of a result cut to MaxResultBytes.
@@ -443,17 +439,9 @@ func boundLines(lines []string) string {
 		n = end
 	}
 	if n == 0 {
-		n = runeStart(text, budget)
+		n = cut.Before(text, budget)
 	}
 	return text[:n] + "\n" + fmt.Sprintf(omitted, len(text)-n, MaxResultBytes)
-}
-
-// runeStart returns the largest index <= i that starts a rune.
-func runeStart(s string, i int) int {
-	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return min(i, len(s))
 }
 
 // FirstLine returns the first line of the trimmed text.

@@ -40,6 +40,7 @@ var layer = map[string]int{
 	"internal/ecma":      6,
 	"mcpclient/mcptest":  5,
 	"llm":                6,
+	"internal/cut":       6,
 	"internal/safetext":  6,
 	"internal/userdir":   6,
 	"internal/layers":    9,
