@@ -525,7 +525,9 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 				fail(fmt.Sprintf("%q is for HTTP servers, not stdio ones", k), fmt.Sprintf("remove %q or the stdio keys", k))
 			}
 		}
-		s.Command = expand("command", s.Command)
+		if s.Command = expand("command", s.Command); s.Command == "" && len(p.errs) == before {
+			fail(`"command" is empty once its variables are expanded`, "set the variable, or write the program to run")
+		}
 		for i, a := range s.Args {
 			s.Args[i] = expand(fmt.Sprintf("args[%d]", i), a)
 		}
