@@ -36,6 +36,7 @@ type responsesItem struct {
 	section string // the reasoning section the last delta belonged to
 	callID  string
 	name    string
+	called  bool // the function call was completed: a repeated done is ignored
 }
 
 func newResponsesDecoder(plan *provider.Plan, model string) *responsesDecoder {
@@ -166,6 +167,10 @@ func (d *responsesDecoder) itemDone(index int64, item responses.ResponseOutputIt
 	it := d.item(index)
 	switch item.Type {
 	case "function_call":
+		if it.called {
+			return nil
+		}
+		it.called = true
 		args := item.Arguments.OfString
 		if args == "" {
 			args = it.args.String()
