@@ -252,8 +252,10 @@ func (d *responsesDecoder) finish() ([]llm.Event, error) {
 }
 
 // usage converts token counts in which input includes the cache's reads
-// and writes into llm.Usage, whose Input counts uncached tokens only.
+// and writes into llm.Usage, whose Input counts uncached tokens only. A
+// negative count, which no server should send, counts as zero.
 func usage(input, cacheRead, cacheWrite, output int64) *llm.Usage {
+	input, cacheRead, cacheWrite, output = max(input, 0), max(cacheRead, 0), max(cacheWrite, 0), max(output, 0)
 	return &llm.Usage{
 		Input:      int(max(0, input-cacheRead-cacheWrite)),
 		CacheRead:  int(cacheRead),
