@@ -13,7 +13,8 @@ import (
 // [llm.Model] contract, or nil when they keep it: EventStart at most once
 // and first; nothing after EventDone or an error; a stream without an
 // error ends with exactly one EventDone carrying an assistant message with
-// a stop reason, and a failed one has none. Against that final message,
+// a stop reason (and, if it has usage, no negative count), and a failed one
+// has none. Against that final message,
 // every delta and tool call event concerns a part of its type, the deltas
 // of a part end its text (a part may begin with text that came without a
 // delta), and each tool call part is completed at most once, with the
@@ -45,6 +46,8 @@ func CheckStream(events []llm.Event, err error) error {
 		return fmt.Errorf("the final message has role %q", done.Role)
 	case done.StopReason == "":
 		return errors.New("the final message has no stop reason")
+	case done.Usage != nil && (done.Usage.Input < 0 || done.Usage.Output < 0 || done.Usage.CacheRead < 0 || done.Usage.CacheWrite < 0):
+		return fmt.Errorf("the final message counts negative tokens: %+v", *done.Usage)
 	}
 	deltas := map[int]*strings.Builder{}
 	completed := map[int]bool{}

@@ -60,6 +60,8 @@ func TestCheckStreamFindsBrokenStreams(t *testing.T) {
 		{"done without message", []llm.Event{{Type: llm.EventDone}}, nil, "without a message"},
 		{"role", []llm.Event{{Type: llm.EventDone, Message: &llm.Message{Role: llm.RoleUser, StopReason: llm.StopEnd}}}, nil, `role "user"`},
 		{"stop reason", []llm.Event{{Type: llm.EventDone, Message: &llm.Message{Role: llm.RoleAssistant}}}, nil, "no stop reason"},
+		{"negative usage", []llm.Event{{Type: llm.EventDone, Message: &llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopEnd,
+			Usage: &llm.Usage{Input: 3, Output: -1}}}}, nil, "negative tokens"},
 		{"index out of range", []llm.Event{text(1, "x"), done(llm.Text("x"))}, nil, "names part 1 of 1"},
 		{"wrong part type", []llm.Event{text(0, "x"), done(callPart)}, nil, "a toolCall part"},
 		{"deltas not the text", []llm.Event{text(0, "ab"), done(llm.Text("abc"))}, nil, `do not end its text "abc"`},
