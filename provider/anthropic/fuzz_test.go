@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toolshelf/toolshelf/llm"
@@ -37,69 +38,121 @@ func (a answerWith) RoundTrip(r *http.Request) (*http.Response, error) {
 // status byte.
 var fuzzStatuses = []int{http.StatusOK, http.StatusOK, http.StatusBadRequest, http.StatusTooManyRequests, 529}
 
-// FuzzStream feeds arbitrary bytes to the adapter as the API's answer, a
-// stream of server-sent events (or an error body), through the SDK's
-// decoder and the adapter's assembler, in the changes and the bridge
-// class. Streaming must not panic, must keep the llm.Model contract
-// (llmtest.CheckStream) and must answer an error status with an *APIError
-// of that status.
-func FuzzStream(f *testing.F) {
+// streamSkeleton is what FuzzStream puts around an input when asked: the
+// start and the end of a successful answer, so that a short input (an
+// event or two) can make a whole stream.
+var streamSkeleton = [2]string{
+	"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_fuzz\",\"type\":\"message\",\"role\":\"assistant\"," +
+		"\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
+	"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+}
+
+// checkStream streams body, answered with status, and checks it: the
+// llm.Model contract (llmtest.CheckStream), and an *APIError of that
+// status for an error status.
+func checkStream(t *testing.T, body []byte, status int, bridge bool) {
+	t.Helper()
+	caps, msgs := changesCaps, nativeUpdate[:2]
+	if bridge {
+		caps, msgs = bridgeCaps, bridgeLoaded
+	}
+	zero := 0
+	m, err := New(Config{Model: testModel, APIKey: "k", BaseURL: "http://api.invalid", Capabilities: caps, MaxRetries: &zero,
+		HTTPClient: &http.Client{Transport: answerWith{status, body}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := collect(m.Stream(t.Context(), &llm.Request{Messages: msgs}))
+	if cerr := llmtest.CheckStream(events, err); cerr != nil {
+		t.Fatalf("the stream breaks the contract: %v\nevents %+v\nerror %v", cerr, events, err)
+	}
+	if status != http.StatusOK {
+		var apiErr *APIError
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != status || len(events) > 0 {
+			t.Fatalf("status %d: events %+v, error %v (%T), want an *APIError of that status", status, events, err, err)
+		}
+	}
+}
+
+// streamFixtures returns the recorded answers under testdata/sse and
+// whether each is an error body rather than a stream.
+func streamFixtures(tb testing.TB) (bodies [][]byte, errorBody []bool) {
 	files, err := filepath.Glob(filepath.Join("testdata", "sse", "*"))
 	if err != nil || len(files) == 0 {
-		f.Fatalf("no stream fixtures (%v)", err)
+		tb.Fatalf("no stream fixtures (%v)", err)
 	}
 	for _, name := range files {
 		data, err := os.ReadFile(name)
 		if err != nil {
-			f.Fatal(err)
+			tb.Fatal(err)
 		}
-		status := uint8(0)
-		if filepath.Ext(name) == ".json" {
-			status = 2
+		bodies, errorBody = append(bodies, data), append(errorBody, filepath.Ext(name) == ".json")
+	}
+	return bodies, errorBody
+}
+
+// TestStreamFixturesKeepTheContract runs the whole recorded answers
+// through FuzzStream's checks, in both classes; the fuzzer starts from
+// their events one at a time.
+func TestStreamFixturesKeepTheContract(t *testing.T) {
+	bodies, errorBody := streamFixtures(t)
+	for i, body := range bodies {
+		status := http.StatusOK
+		if errorBody[i] {
+			status = http.StatusBadRequest
 		}
-		f.Add(data, status, false)
-		f.Add(data, status, true)
+		checkStream(t, body, status, false)
+		checkStream(t, body, status, true)
+	}
+}
+
+// FuzzStream feeds arbitrary bytes to the adapter as the API's answer, a
+// stream of server-sent events (or an error body), through the SDK's
+// decoder and the adapter's assembler, with a success or an error status,
+// in the changes or the bridge class (flags bit 0), and inside
+// streamSkeleton (flags bit 1); see checkStream. The seeds are the events
+// of the recorded answers, one at a time inside the skeleton: the engine
+// minimizes each input that finds new code in time quadratic in its
+// length, and whole answers would take it the minute.
+func FuzzStream(f *testing.F) {
+	bodies, errorBody := streamFixtures(f)
+	seen := map[string]bool{}
+	for i, body := range bodies {
+		if errorBody[i] {
+			f.Add(body, uint8(2), uint8(0))
+			continue
+		}
+		for _, ev := range strings.SplitAfter(string(body), "\n\n") {
+			if strings.TrimSpace(ev) == "" || seen[ev] {
+				continue
+			}
+			seen[ev] = true
+			f.Add([]byte(ev), uint8(0), uint8(2))
+			f.Add([]byte(ev), uint8(0), uint8(3))
+		}
 	}
 	for _, s := range []string{
 		"", "\n\n", "data: {}\n\n", "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
 		"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
-		"data: {\"type\":\"content_block_delta\",\"index\":-1,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n",
-		"data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"\",\"name\":\"call_tool\"}}\n\n" +
-			"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"name\\\":\\\"call_tool\\\",\\\"arguments\\\":\\\"{}\\\"}\"}}\n\n" +
-			"data: {\"type\":\"content_block_stop\",\"index\":0}\n\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
-			"data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"},\"usage\":{\"output_tokens\":-5}}\n\ndata: {\"type\":\"message_stop\"}\n\n",
-		"data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1e30}}}\n\n",
-		": comment\nretry: 10\nid: 1\ndata: {\"type\":\"ping\"}\r\n\r\n",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":-1,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n",
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"call_tool\"}}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"name\\\":\\\"x\\\"}\"}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"},\"usage\":{\"output_tokens\":-5}}\n\n",
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1e30}}}\n\n",
+		": comment\nretry: 10\nid: 1\nevent: ping\ndata: {\"type\":\"ping\"}\r\n\r\n",
 	} {
-		f.Add([]byte(s), uint8(0), true)
+		f.Add([]byte(s), uint8(0), uint8(2))
+		f.Add([]byte(s), uint8(0), uint8(1))
 	}
-	f.Add([]byte(`{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`), uint8(3), false)
-	f.Add([]byte(`not json`), uint8(4), false)
-
-	zero := 0
-	stream := func(t *testing.T, body []byte, status int, bridge bool) ([]llm.Event, error) {
-		caps, msgs := changesCaps, nativeUpdate[:2]
-		if bridge {
-			caps, msgs = bridgeCaps, bridgeLoaded
-		}
-		m, err := New(Config{Model: testModel, APIKey: "k", BaseURL: "http://api.invalid", Capabilities: caps, MaxRetries: &zero,
-			HTTPClient: &http.Client{Transport: answerWith{status, body}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return collect(m.Stream(t.Context(), &llm.Request{Messages: msgs}))
-	}
-	f.Fuzz(func(t *testing.T, body []byte, statusByte uint8, bridge bool) {
+	f.Add([]byte(`{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`), uint8(3), uint8(0))
+	f.Add([]byte(`not json`), uint8(4), uint8(0))
+	f.Fuzz(func(t *testing.T, body []byte, statusByte, flags uint8) {
 		status := fuzzStatuses[int(statusByte)%len(fuzzStatuses)]
-		events, err := stream(t, body, status, bridge)
-		if cerr := llmtest.CheckStream(events, err); cerr != nil {
-			t.Fatalf("the stream breaks the contract: %v\nevents %+v\nerror %v", cerr, events, err)
+		if flags&2 != 0 {
+			body = []byte(streamSkeleton[0] + string(body) + streamSkeleton[1])
 		}
-		if status != http.StatusOK {
-			var apiErr *APIError
-			if !errors.As(err, &apiErr) || apiErr.StatusCode != status || len(events) > 0 {
-				t.Fatalf("status %d: events %+v, error %v (%T), want an *APIError of that status", status, events, err, err)
-			}
-		}
+		checkStream(t, body, status, flags&1 != 0)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toolshelf/toolshelf/llm"
@@ -16,72 +17,118 @@ import (
 // input's status byte.
 var fuzzStatuses = []int{http.StatusOK, http.StatusOK, http.StatusBadRequest, http.StatusTooManyRequests, http.StatusInternalServerError}
 
-// fuzzStream is the body of the stream fuzzers: it feeds arbitrary bytes
-// to an adapter of api as the server's answer (server-sent events, or an
-// error body), in the text or the bridge class. Streaming must not panic,
-// must keep the llm.Model contract (llmtest.CheckStream), and must answer
-// an error status with an *APIError of that status.
-func fuzzStream(f *testing.F, api provider.API, prefix string, textCaps, bridgeCaps provider.Capabilities, seeds ...string) {
+// checkStream streams body, answered with status, through an adapter of
+// api in the text or the bridge class, and checks it: the llm.Model
+// contract (llmtest.CheckStream), and an *APIError of that status for an
+// error status.
+func checkStream(t *testing.T, api provider.API, body []byte, status int, bridge bool) {
+	t.Helper()
+	caps, msgs := respText, []llm.Message{head("p", baseTool), user("hi")}
+	if api == provider.OpenAIChat {
+		caps = chatText
+	}
+	if bridge {
+		caps = map[provider.API]provider.Capabilities{provider.OpenAIResponses: respBridge, provider.OpenAIChat: chatBridge}[api]
+		msgs = append(msgs, systemUpdate("", []llm.Tool{lateTool}))
+	}
+	zero := 0
+	cfg := Config{APIKey: "k", BaseURL: "http://api.invalid/v1", Model: "test-model", Capabilities: caps, MaxRetries: &zero,
+		HTTPClient: &http.Client{Transport: answerWith{status, body}}}
+	var m llm.Model
+	var err error
+	if api == provider.OpenAIResponses {
+		m, err = NewResponses(cfg)
+	} else {
+		m, err = NewChat(cfg)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := collect(m, &llm.Request{Messages: msgs})
+	if cerr := llmtest.CheckStream(events, err); cerr != nil {
+		t.Fatalf("the stream breaks the contract: %v\nevents %+v\nerror %v", cerr, events, err)
+	}
+	if status != http.StatusOK {
+		var apiErr *APIError
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != status || apiErr.API != api || len(events) > 0 {
+			t.Fatalf("status %d: events %+v, error %v (%T), want an *APIError of that status", status, events, err, err)
+		}
+	}
+}
+
+// streamFixtures returns the recorded streams of an API (the files under
+// testdata/sse that start with prefix).
+func streamFixtures(tb testing.TB, prefix string) [][]byte {
 	files, err := filepath.Glob(filepath.Join("testdata", "sse", prefix+"_*.sse"))
 	if err != nil || len(files) == 0 {
-		f.Fatalf("no %s stream fixtures (%v)", prefix, err)
+		tb.Fatalf("no %s stream fixtures (%v)", prefix, err)
 	}
+	var out [][]byte
 	for _, name := range files {
 		data, err := os.ReadFile(name)
 		if err != nil {
-			f.Fatal(err)
+			tb.Fatal(err)
 		}
-		f.Add(data, uint8(0), false)
-		f.Add(data, uint8(0), true)
+		out = append(out, data)
+	}
+	return out
+}
+
+// TestStreamFixturesKeepTheContract runs the whole recorded streams
+// through the stream fuzzers' checks, in both classes; the fuzzers start
+// from their events one at a time.
+func TestStreamFixturesKeepTheContract(t *testing.T) {
+	for api, prefix := range map[provider.API]string{provider.OpenAIResponses: "responses", provider.OpenAIChat: "chat"} {
+		for _, body := range streamFixtures(t, prefix) {
+			checkStream(t, api, body, http.StatusOK, false)
+			checkStream(t, api, body, http.StatusOK, true)
+		}
+	}
+}
+
+// fuzzStream is the body of the stream fuzzers: it feeds arbitrary bytes
+// to an adapter of api as the server's answer (server-sent events, or an
+// error body), with a success or an error status, in the text or the
+// bridge class (flags bit 0), and before end, the end of a successful
+// stream (flags bit 1); see checkStream. The seeds are the events of the
+// recorded streams, one at a time before end: the engine minimizes each
+// input that finds new code in time quadratic in its length, and whole
+// streams would take it the minute.
+func fuzzStream(f *testing.F, api provider.API, prefix, end string, seeds ...string) {
+	seen := map[string]bool{}
+	for _, body := range streamFixtures(f, prefix) {
+		for _, ev := range strings.SplitAfter(string(body), "\n\n") {
+			if strings.TrimSpace(ev) == "" || seen[ev] {
+				continue
+			}
+			seen[ev] = true
+			f.Add([]byte(ev), uint8(0), uint8(2))
+			f.Add([]byte(ev), uint8(0), uint8(3))
+		}
 	}
 	for _, s := range seeds {
-		f.Add([]byte(s), uint8(0), true)
+		f.Add([]byte(s), uint8(0), uint8(1))
+		f.Add([]byte(s), uint8(0), uint8(2))
 	}
-	f.Add([]byte(""), uint8(0), false)
-	f.Add([]byte("data: [DONE]\n\n"), uint8(0), false)
-	f.Add([]byte(`{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`), uint8(3), false)
-	f.Add([]byte(`{"error":{"message":"Invalid 'input[3]'","type":"invalid_request_error","param":"input[3]","code":null}}`), uint8(2), false)
-	f.Add([]byte(`<html>bad gateway</html>`), uint8(4), false)
-
-	zero := 0
-	stream := func(t *testing.T, body []byte, status int, bridge bool) ([]llm.Event, error) {
-		caps, msgs := textCaps, []llm.Message{head("p", baseTool), user("hi")}
-		if bridge {
-			caps = bridgeCaps
-			msgs = append(msgs, systemUpdate("", []llm.Tool{lateTool}))
-		}
-		cfg := Config{APIKey: "k", BaseURL: "http://api.invalid/v1", Model: "test-model", Capabilities: caps, MaxRetries: &zero,
-			HTTPClient: &http.Client{Transport: answerWith{status, body}}}
-		var m llm.Model
-		var err error
-		if api == provider.OpenAIResponses {
-			m, err = NewResponses(cfg)
-		} else {
-			m, err = NewChat(cfg)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return collect(m, &llm.Request{Messages: msgs})
-	}
-	f.Fuzz(func(t *testing.T, body []byte, statusByte uint8, bridge bool) {
+	f.Add([]byte(""), uint8(0), uint8(0))
+	f.Add([]byte("data: [DONE]\n\n"), uint8(0), uint8(0))
+	f.Add([]byte(`{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`), uint8(3), uint8(0))
+	f.Add([]byte(`{"error":{"message":"Invalid 'input[3]'","type":"invalid_request_error","param":"input[3]","code":null}}`), uint8(2), uint8(0))
+	f.Add([]byte(`<html>bad gateway</html>`), uint8(4), uint8(0))
+	f.Fuzz(func(t *testing.T, body []byte, statusByte, flags uint8) {
 		status := fuzzStatuses[int(statusByte)%len(fuzzStatuses)]
-		events, err := stream(t, body, status, bridge)
-		if cerr := llmtest.CheckStream(events, err); cerr != nil {
-			t.Fatalf("the stream breaks the contract: %v\nevents %+v\nerror %v", cerr, events, err)
+		if flags&2 != 0 {
+			body = append(body[:len(body):len(body)], end...)
 		}
-		if status != http.StatusOK {
-			var apiErr *APIError
-			if !errors.As(err, &apiErr) || apiErr.StatusCode != status || apiErr.API != api || len(events) > 0 {
-				t.Fatalf("status %d: events %+v, error %v (%T), want an *APIError of that status", status, events, err, err)
-			}
-		}
+		checkStream(t, api, body, status, flags&1 != 0)
 	})
 }
 
 // FuzzResponsesStream fuzzes the Responses stream decoder; see fuzzStream.
 func FuzzResponsesStream(f *testing.F) {
-	fuzzStream(f, provider.OpenAIResponses, "responses", respText, respBridge,
+	fuzzStream(f, provider.OpenAIResponses, "responses",
+		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_fuzz\",\"status\":\"completed\","+
+			"\"usage\":{\"input_tokens\":3,\"output_tokens\":2}}}\n\n",
 		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n",
 		"data: {\"type\":\"response.output_item.done\",\"output_index\":3,\"item\":{\"type\":\"function_call\",\"name\":\"call_tool\",\"arguments\":\"{\\\"name\\\":\\\"late_tool\\\",\\\"arguments\\\":\\\"{\\\\\\\"path\\\\\\\":1}\\\"}\"}}\n\n"+
 			"data: {\"type\":\"response.output_item.done\",\"output_index\":3,\"item\":{\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"x\"}}\n\n"+
@@ -96,7 +143,8 @@ func FuzzResponsesStream(f *testing.F) {
 // FuzzChatStream fuzzes the Chat Completions stream decoder; see
 // fuzzStream.
 func FuzzChatStream(f *testing.F) {
-	fuzzStream(f, provider.OpenAIChat, "chat", chatText, chatBridge,
+	fuzzStream(f, provider.OpenAIChat, "chat",
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n",
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"call_tool\",\"arguments\":\"{\\\"name\\\":\\\"\\\"}\"}},"+
 			"{\"index\":0,\"id\":\"b\",\"function\":{\"arguments\":\"{\"}},{\"index\":-3,\"function\":{\"name\":\"n\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n"+
 			"data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"other choice\"}}],\"usage\":{\"prompt_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":5}}}\n\ndata: [DONE]\n\n",
