@@ -55,6 +55,10 @@ func ReadQueries(r io.Reader, name string) ([]Query, error) {
 			bad("not a query object: %v", err)
 			continue
 		}
+		if dec.InputOffset() < int64(len(line)) {
+			bad("more than the query object on the line: write one query per line")
+			continue
+		}
 		switch {
 		case q.ID == "":
 			bad(`missing "id"`)

@@ -20,6 +20,9 @@ func TestReadQueriesReportsEveryProblemWithItsLine(t *testing.T) {
 		`{"id":"q4","query":" ","relevant":[{"server":"s","tool":"t"}]}`,
 		`{"id":"q5","query":"d","relevant":[]}`,
 		`{"id":"q6","query":"e","relevant":[{"server":"s"}]}`,
+		// Found by FuzzReadQueries: what followed the first object was
+		// dropped without a word.
+		`{"id":"q7","query":"f","relevant":[{"server":"s","tool":"t"}]} {"id":"q8","query":"g","relevant":[{"server":"s","tool":"t"}]}`,
 	}, "\n")
 	_, err := eval.ReadQueries(strings.NewReader(in), "qs.jsonl")
 	if err == nil {
@@ -32,6 +35,7 @@ func TestReadQueriesReportsEveryProblemWithItsLine(t *testing.T) {
 		`qs.jsonl:6: query q4: empty "query"`,
 		`qs.jsonl:7: query q5: empty "relevant"`,
 		`qs.jsonl:8: query q6: every relevant tool needs "server" and "tool"`,
+		"qs.jsonl:9: more than the query object on the line",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

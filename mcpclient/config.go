@@ -486,6 +486,8 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 			fail(fmt.Sprintf(`"timeout" must be a number of seconds, not %s`, jsonKind(v)), `write e.g. "timeout": 120`)
 		case secs <= 0 || secs > 1e6:
 			fail(fmt.Sprintf(`"timeout" must be a positive number of seconds, not %v`, secs), `write e.g. "timeout": 120, or leave it out for 60`)
+		case time.Duration(secs*float64(time.Second)) <= 0:
+			fail(fmt.Sprintf(`"timeout" must be at least a nanosecond, not %v seconds`, secs), `write e.g. "timeout": 120, or leave it out for 60`)
 		default:
 			s.Timeout = time.Duration(secs * float64(time.Second))
 		}
@@ -523,7 +525,9 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 				fail(fmt.Sprintf("%q is for HTTP servers, not stdio ones", k), fmt.Sprintf("remove %q or the stdio keys", k))
 			}
 		}
-		s.Command = expand("command", s.Command)
+		if s.Command = expand("command", s.Command); s.Command == "" && len(p.errs) == before {
+			fail(`"command" is empty once its variables are expanded`, "set the variable, or write the program to run")
+		}
 		for i, a := range s.Args {
 			s.Args[i] = expand(fmt.Sprintf("args[%d]", i), a)
 		}

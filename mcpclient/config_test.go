@@ -177,6 +177,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"tool exposure array", `{"mcpServers": {"s": {"command": "x", "toolExposure": ["a"]}}}`, "s", `"toolExposure" must be an object`, `"read_*": "direct"`},
 		{"timeout string", `{"mcpServers": {"s": {"command": "x", "timeout": "60"}}}`, "s", `"timeout" must be a number of seconds, not a string`, `"timeout": 120`},
 		{"timeout negative", `{"mcpServers": {"s": {"command": "x", "timeout": -1}}}`, "s", "positive number", `"timeout": 120`},
+		// Found by FuzzParseConfig: it was accepted as a timeout of 0, which fails every call at once.
+		{"timeout under a nanosecond", `{"mcpServers": {"s": {"command": "x", "timeout": 1e-12}}}`, "s", "at least a nanosecond", `"timeout": 120`},
+		// Found by FuzzParseConfig: a command that expands to nothing was accepted.
+		{"command expands to nothing", `{"mcpServers": {"s": {"command": "${MCPCLIENT_TEST_UNSET:-}"}}}`, "s", `"command" is empty`, "set the variable"},
 		{"enabled string", `{"mcpServers": {"s": {"command": "x", "enabled": "yes"}}}`, "s", `"enabled" must be true or false`, `"enabled": true`},
 		{"args string", `{"mcpServers": {"s": {"command": "x", "args": "-y pkg"}}}`, "s", `"args" must be an array of strings`, `"args": [`},
 		{"env numbers", `{"mcpServers": {"s": {"command": "x", "env": {"N": 1}}}}`, "s", `"env" must be an object of strings`, `"env": {`},

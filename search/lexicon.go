@@ -61,7 +61,8 @@ func parseLexicon(text string) (*lexicon, error) {
 // once its # comment is cut off. An error names the line.
 func tableLines(r io.Reader, fn func(line string) error) error {
 	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := sc.Text()
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
@@ -73,7 +74,12 @@ func tableLines(r io.Reader, fn func(line string) error) error {
 			return fmt.Errorf("line %d: %w", n, err)
 		}
 	}
-	return sc.Err()
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("line %d: longer than %d bytes: shorten it", n, bufio.MaxScanTokenSize)
+	} else if err != nil {
+		return fmt.Errorf("line %d: %w", n, err)
+	}
+	return nil
 }
 
 // segment is one piece of a CJK run: a dictionary word or a stretch of

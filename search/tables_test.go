@@ -21,6 +21,15 @@ func TestParseSynonyms(t *testing.T) {
 	}
 }
 
+// TestParseSynonymsLongLine checks that a line too long to read is an
+// error naming it, as every other problem is.
+func TestParseSynonymsLongLine(t *testing.T) {
+	_, err := ParseSynonyms(strings.NewReader("a, b\n" + strings.Repeat("x", 70_000) + ", y\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 2:") || !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("err = %v, want one naming line 2 and its length", err)
+	}
+}
+
 func TestParseLexicon(t *testing.T) {
 	lx, err := parseLexicon("创建 新建 = create, new\n的 =\n")
 	if err != nil {

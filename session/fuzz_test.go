@@ -2,9 +2,12 @@ package session_test
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,7 +19,7 @@ import (
 
 // fuzzSeedSession returns the content of a session with every kind of
 // message, a branch, a compaction and an entry of an unknown type.
-func fuzzSeedSession(f *testing.F) []byte {
+func fuzzSeedSession(f testing.TB) []byte {
 	f.Helper()
 	s, err := session.Create(f.TempDir(), clock(epoch))
 	if err != nil {
@@ -57,19 +60,13 @@ func fuzzSeedSession(f *testing.F) []byte {
 
 const fuzzHeader = `{"type":"session","version":1,"id":"0123456789abcdef","timestamp":"2026-01-02T15:04:05.123Z"}` + "\n"
 
-// FuzzOpen opens arbitrary file contents. Open must not panic; when it
-// fails, the file is unchanged; when it succeeds, the file lost only the
-// torn tail it reports, the header and entries written out again read
-// back the same, and the session accepts an append that a reopen sees.
-//
-// An input takes about a millisecond (files, fsync), so the fuzzing
-// engine's default of 60 seconds to minimize each new interesting input
-// dominates short runs; pass -fuzzminimizetime=3s for more executions.
-func FuzzOpen(f *testing.F) {
-	valid := fuzzSeedSession(f)
+// openInputs are session files for FuzzOpen and TestOpenInputs: whole
+// sessions, cut and torn ones, headers, odd entries and garbage.
+func openInputs(tb testing.TB) [][]byte {
+	valid := fuzzSeedSession(tb)
 	lines := bytes.SplitAfter(valid, []byte("\n"))
 	entry := `{"type":"message","id":"aaaa0000","parentId":null,"timestamp":"2026-01-02T15:04:05.123Z","message":{"role":"user","content":[{"type":"text","text":"%s"}],"timestamp":1}}`
-	for _, seed := range [][]byte{
+	return [][]byte{
 		valid,
 		valid[:len(valid)-1],                    // no final newline
 		valid[:len(valid)-20],                   // torn
@@ -94,97 +91,102 @@ func FuzzOpen(f *testing.F) {
 		[]byte("{}"),
 		[]byte("null\n"),
 		[]byte("\xff\xfe\x00"),
-	} {
-		f.Add(seed)
 	}
-	// One directory for every input: a worker runs them one at a time.
-	dir := f.TempDir()
-	// Byte slices compared in one go: cmp's element-wise comparison is
-	// most of the time of an input otherwise.
-	// (json.RawMessage included).
-	fast := cmp.Comparer(bytes.Equal)
-	// diff is cmp.Diff behind a faster check for the common case.
-	diff := func(x, y any, opts ...cmp.Option) string {
-		if reflect.DeepEqual(x, y) {
-			return ""
-		}
-		return cmp.Diff(x, y, append(opts, fast)...)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(dir, "fuzz.jsonl")
-		writeFile(t, path, data)
-		s, err := session.Open(path, nil)
-		if err != nil {
-			if got := readFile(t, path); !bytes.Equal(got, data) {
-				t.Fatalf("Open failed (%v) and changed the file", err)
-			}
-			return
-		}
-		defer s.Close()
-		if got := readFile(t, path); !bytes.Equal(got, data[:int64(len(data))-s.Recovered()]) {
-			t.Fatalf("Open recovered %d bytes, but the file is now %q", s.Recovered(), got)
-		}
-		entries := s.Entries()
-		s.Branch()
-		msgs := s.Messages()
-
-		// Write the header and the entries again and read them back.
-		var b bytes.Buffer
-		line, err := s.Header().MarshalJSON()
-		if err != nil {
-			t.Fatalf("encoding the header: %v", err)
-		}
-		b.Write(append(line, '\n'))
-		for _, e := range entries {
-			line, err := e.MarshalJSON()
-			if err != nil {
-				t.Fatalf("encoding entry %s: %v", e.ID, err)
-			}
-			b.Write(append(line, '\n'))
-		}
-		path2 := filepath.Join(dir, "again.jsonl")
-		writeFile(t, path2, b.Bytes())
-		s2, err := session.Open(path2, nil)
-		if err != nil {
-			t.Fatalf("the entries do not read back: %v\n%s", err, b.Bytes())
-		}
-		defer s2.Close()
-		if diff := diff(s.Header(), s2.Header()); diff != "" {
-			t.Errorf("header (-first +second):\n%s", diff)
-		}
-		// The lines differ, so Raw does, except for unknown types.
-		if diff := diff(withoutRaw(s.Entries()), withoutRaw(s2.Entries())); diff != "" {
-			t.Errorf("entries (-first +second):\n%s", diff)
-		}
-		if diff := diff(msgs, s2.Messages()); diff != "" {
-			t.Errorf("messages (-first +second):\n%s", diff)
-		}
-
-		// The recovered file stays appendable.
-		e, err := s.Append(llm.UserText("appended", 1))
-		if err != nil {
-			t.Fatalf("Append: %v", err)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		s3, err := session.Open(path, nil)
-		if err != nil {
-			t.Fatalf("reopening after an append: %v", err)
-		}
-		defer s3.Close()
-		if diff := diff(append(entries, e), s3.Entries()); diff != "" {
-			t.Errorf("entries after an append (-want +got):\n%s", diff)
-		}
-	})
 }
 
-// withoutRaw clears the Raw of the entries of known types.
-func withoutRaw(es []session.Entry) []session.Entry {
-	for i := range es {
-		if es[i].Type == session.TypeMessage || es[i].Type == session.TypeCompaction {
-			es[i].Raw = nil
+// maxOpenSeed is the longest input FuzzOpen starts from. The fuzzing
+// engine minimizes each input that finds new code in time quadratic in its
+// length, which for the whole sessions above takes the minute it is
+// allowed; TestOpenInputs checks the longer inputs instead.
+const maxOpenSeed = 512
+
+// opener opens session files on disk and checks what Open does to them:
+// Open must not panic; when it fails, the file is unchanged; when it
+// succeeds, the file lost only the torn tail it reports, and the session
+// accepts an append that a reopen sees after the entries it had. Each file
+// is new (rewriting one in place makes ext4 flush it on close) and the
+// session never calls fsync(2), so that an input costs a fraction of a
+// millisecond.
+type opener struct {
+	path string
+	opts *session.Options
+}
+
+func newOpener(tb testing.TB) *opener {
+	return &opener{path: filepath.Join(tb.TempDir(), "fuzz.jsonl"), opts: &session.Options{Sync: session.SyncNoneForTest}}
+}
+
+// Byte slices compared in one go: cmp's element-wise comparison is most
+// of the time of an input otherwise (json.RawMessage included).
+var fastBytes = cmp.Comparer(bytes.Equal)
+
+// diff is cmp.Diff behind a faster check for the common case.
+func diff(x, y any) string {
+	if reflect.DeepEqual(x, y) {
+		return ""
+	}
+	return cmp.Diff(x, y, fastBytes)
+}
+
+func (o *opener) check(t *testing.T, data []byte) {
+	t.Helper()
+	if err := os.Remove(o.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	writeFile(t, o.path, data)
+	s, err := session.Open(o.path, o.opts)
+	if err != nil {
+		if got := readFile(t, o.path); !bytes.Equal(got, data) {
+			t.Fatalf("Open failed (%v) and changed the file", err)
+		}
+		return
+	}
+	defer s.Close()
+	if got := readFile(t, o.path); !bytes.Equal(got, data[:int64(len(data))-s.Recovered()]) {
+		t.Fatalf("Open recovered %d bytes, but the file is now %q", s.Recovered(), got)
+	}
+	entries := s.Entries()
+	s.Branch()
+	s.Messages()
+
+	// The recovered file stays appendable.
+	e, err := s.Append(llm.UserText("appended", 1))
+	if err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := session.Open(o.path, &session.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("reopening after an append: %v", err)
+	}
+	if s2.Recovered() != 0 {
+		t.Fatalf("the reopened file has a torn tail of %d bytes", s2.Recovered())
+	}
+	if diff := diff(append(entries, e), s2.Entries()); diff != "" {
+		t.Errorf("entries after an append (-want +got):\n%s", diff)
+	}
+}
+
+// FuzzOpen opens arbitrary file contents on disk, for what Open does to
+// the file (see opener); FuzzParse fuzzes the parser behind it in memory,
+// with the round trips.
+func FuzzOpen(f *testing.F) {
+	for _, in := range openInputs(f) {
+		if len(in) <= maxOpenSeed {
+			f.Add(in)
 		}
 	}
-	return es
+	o := newOpener(f) // one file for every input: a worker runs them one at a time
+	f.Fuzz(o.check)
+}
+
+// TestOpenInputs checks every input of openInputs as FuzzOpen does, the
+// ones too long to start fuzzing from included.
+func TestOpenInputs(t *testing.T) {
+	o := newOpener(t)
+	for i, in := range openInputs(t) {
+		t.Run(strconv.Itoa(i), func(t *testing.T) { o.check(t, in) })
+	}
 }

@@ -29,6 +29,10 @@ const (
 	// SyncEveryEntry also calls fsync(2) after every entry, before the
 	// append returns: an appended entry survives a power loss.
 	SyncEveryEntry
+	// syncNone never calls fsync(2). Only tests use it (export_test.go):
+	// fuzzing Open on disk is about what it does to the file, not about
+	// durability, and an fsync costs more than the rest of an input.
+	syncNone
 )
 
 // Options configure a session. A nil *Options means the zero value.
@@ -148,7 +152,7 @@ func create(dir string, h Header, body []byte, opts *Options) (*Session, error) 
 			os.Remove(path)
 			return nil, fmt.Errorf("creating session %s: %w", path, err)
 		}
-	} else {
+	} else if s.policy != syncNone {
 		s.dirty, s.dirSync = true, dir
 	}
 	return s, nil
@@ -204,9 +208,11 @@ func Open(path string, opts *Options) (*Session, error) {
 			f.Close()
 			return nil, fmt.Errorf("dropping the torn last line of session %s: %w", path, err)
 		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("dropping the torn last line of session %s: %w", path, err)
+		if opts.syncPolicy() != syncNone {
+			if err := f.Sync(); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("dropping the torn last line of session %s: %w", path, err)
+			}
 		}
 		s.recovered = p.torn
 	}
@@ -332,7 +338,7 @@ func (s *Session) appendLocked(e Entry) (Entry, error) {
 			s.err = fmt.Errorf("syncing session %s: %w", s.path, err)
 			return Entry{}, s.err
 		}
-	} else {
+	} else if s.policy != syncNone {
 		s.dirty = true
 	}
 	s.size += int64(len(buf))

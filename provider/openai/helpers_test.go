@@ -364,3 +364,23 @@ func equal[T any](t *testing.T, what string, got, want T) {
 		t.Errorf("%s:\n got %#v\nwant %#v", what, got, want)
 	}
 }
+
+// answerWith is an http.RoundTripper that answers every request with one
+// status and body, without a network.
+type answerWith struct {
+	status int
+	body   []byte
+}
+
+func (a answerWith) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	h := http.Header{"Content-Type": {"text/event-stream"}}
+	if a.status != http.StatusOK {
+		h.Set("Content-Type", "application/json")
+	}
+	return &http.Response{StatusCode: a.status, Status: http.StatusText(a.status), Header: h, Request: r,
+		Body: io.NopCloser(bytes.NewReader(a.body)), ContentLength: int64(len(a.body))}, nil
+}

@@ -36,6 +36,7 @@ type responsesItem struct {
 	section string // the reasoning section the last delta belonged to
 	callID  string
 	name    string
+	called  bool // the function call was completed: a repeated done is ignored
 }
 
 func newResponsesDecoder(plan *provider.Plan, model string) *responsesDecoder {
@@ -166,6 +167,10 @@ func (d *responsesDecoder) itemDone(index int64, item responses.ResponseOutputIt
 	it := d.item(index)
 	switch item.Type {
 	case "function_call":
+		if it.called {
+			return nil
+		}
+		it.called = true
 		args := item.Arguments.OfString
 		if args == "" {
 			args = it.args.String()
@@ -247,8 +252,10 @@ func (d *responsesDecoder) finish() ([]llm.Event, error) {
 }
 
 // usage converts token counts in which input includes the cache's reads
-// and writes into llm.Usage, whose Input counts uncached tokens only.
+// and writes into llm.Usage, whose Input counts uncached tokens only. A
+// negative count, which no server should send, counts as zero.
 func usage(input, cacheRead, cacheWrite, output int64) *llm.Usage {
+	input, cacheRead, cacheWrite, output = max(input, 0), max(cacheRead, 0), max(cacheWrite, 0), max(output, 0)
 	return &llm.Usage{
 		Input:      int(max(0, input-cacheRead-cacheWrite)),
 		CacheRead:  int(cacheRead),

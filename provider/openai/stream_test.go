@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -271,5 +272,62 @@ func TestStopEarly(t *testing.T) {
 			}
 			<-gone
 		})
+	}
+}
+
+// TestResponsesItemDoneTwice checks that a function call the server
+// closes twice (found by FuzzResponsesStream) is completed once, with the
+// first call, so the events and the final message agree.
+func TestResponsesItemDoneTwice(t *testing.T) {
+	sse := "data: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"call_id\":\"c1\",\"name\":\"base_tool\",\"arguments\":\"{\\\"query\\\":\\\"a\\\"}\"}}\n\n" +
+		"data: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"call_id\":\"c2\",\"name\":\"other\",\"arguments\":\"{}\"}}\n\n" +
+		"data: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n"
+	retries := 0
+	m, err := NewResponses(Config{APIKey: "k", BaseURL: "http://api.invalid/v1", Model: "test-model", Capabilities: respText,
+		MaxRetries: &retries, HTTPClient: &http.Client{Transport: answerWith{http.StatusOK, []byte(sse)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(m, &llm.Request{Messages: []llm.Message{head("p", baseTool), user("hi")}})
+	if err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	want := []llm.Event{{Type: llm.EventStart}, toolCall(0, "c1", "base_tool", `{"query":"a"}`)}
+	equal(t, "events", evs[:len(evs)-1], want)
+	equal(t, "final calls", evs[len(evs)-1].Message.ToolCalls(), []llm.ToolCall{*want[1].ToolCall})
+}
+
+// TestNegativeUsageCountsAsZero checks that a server's negative token
+// counts do not reach the transcript: the metrics log refuses records
+// with negative counts, so such an answer would leave an unreadable line.
+func TestNegativeUsageCountsAsZero(t *testing.T) {
+	for _, c := range []struct {
+		api provider.API
+		sse string
+	}{
+		{provider.OpenAIChat, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]," +
+			"\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":-3,\"prompt_tokens_details\":{\"cached_tokens\":-5,\"cache_write_tokens\":-1}}}\n\ndata: [DONE]\n\n"},
+		{provider.OpenAIResponses, "data: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"," +
+			"\"usage\":{\"input_tokens\":10,\"output_tokens\":-3,\"input_tokens_details\":{\"cached_tokens\":-5,\"cache_write_tokens\":-1}}}}\n\n"},
+	} {
+		retries := 0
+		cfg := Config{APIKey: "k", BaseURL: "http://api.invalid/v1", Model: "test-model", Capabilities: respText,
+			MaxRetries: &retries, HTTPClient: &http.Client{Transport: answerWith{http.StatusOK, []byte(c.sse)}}}
+		var m llm.Model
+		var err error
+		if c.api == provider.OpenAIChat {
+			cfg.Capabilities = chatText
+			m, err = NewChat(cfg)
+		} else {
+			m, err = NewResponses(cfg)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := collect(m, &llm.Request{Messages: []llm.Message{head("p", baseTool), user("hi")}})
+		if err != nil {
+			t.Fatalf("%s: %v", c.api, err)
+		}
+		equal(t, string(c.api)+" usage", evs[len(evs)-1].Message.Usage, &llm.Usage{Input: 10})
 	}
 }
