@@ -2,6 +2,8 @@ package provider
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -53,4 +55,13 @@ func StreamBody(params json.Marshaler) ([]byte, error) {
 		out = append(out, ',')
 	}
 	return append(out, `"stream":true}`...), nil
+}
+
+// NewCallID returns a tool call id for a call a server sent without one:
+// prefix and 16 random hex digits, so ids stay unique across the
+// conversation (the transcript and every API need one per call).
+func NewCallID(prefix string) string {
+	b := make([]byte, 8)
+	rand.Read(b) // never fails (crypto/rand, Go 1.24+)
+	return prefix + hex.EncodeToString(b)
 }

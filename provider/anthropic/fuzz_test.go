@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -155,4 +156,33 @@ func FuzzStream(f *testing.F) {
 		}
 		checkStream(t, body, status, flags&1 != 0)
 	})
+}
+
+// TestToolUseWithoutAnID: a server that sends a tool_use block without an
+// id still yields a valid message (the transcript and the next request
+// need an id per call), with an id of its own per call.
+func TestToolUseWithoutAnID(t *testing.T) {
+	block := func(i int) string {
+		return fmt.Sprintf("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":%d,\"content_block\":{\"type\":\"tool_use\",\"id\":\"\",\"name\":\"t\",\"input\":{}}}\n\n"+
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":%d}\n\n", i, i)
+	}
+	body := streamSkeleton[0] + block(0) + block(1) + streamSkeleton[1]
+	zero := 0
+	m, err := New(Config{Model: testModel, APIKey: "k", BaseURL: "http://api.invalid", Capabilities: changesCaps, MaxRetries: &zero,
+		HTTPClient: &http.Client{Transport: answerWith{http.StatusOK, []byte(body)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := collect(m.Stream(t.Context(), &llm.Request{Messages: nativeUpdate[:2]}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := events[len(events)-1].Message
+	if err := final.Validate(); err != nil {
+		t.Fatalf("the message is not valid: %v", err)
+	}
+	calls := final.ToolCalls()
+	if len(calls) != 2 || calls[0].ID == "" || calls[0].ID == calls[1].ID {
+		t.Errorf("calls %+v: want two with ids of their own", calls)
+	}
 }

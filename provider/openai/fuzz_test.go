@@ -152,3 +152,43 @@ func FuzzChatStream(f *testing.F) {
 		"data: {\"error\":{\"message\":\"boom\",\"code\":\"server_error\"}}\n\n",
 	)
 }
+
+// TestCallsWithoutIDs: a server that sends function calls without call
+// ids still yields a valid message, with an id of its own per call.
+func TestCallsWithoutIDs(t *testing.T) {
+	for api, body := range map[provider.API]string{
+		provider.OpenAIResponses: "data: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"name\":\"t\",\"arguments\":\"{}\"}}\n\n" +
+			"data: {\"type\":\"response.output_item.done\",\"output_index\":1,\"item\":{\"type\":\"function_call\",\"name\":\"t\",\"arguments\":\"{}\"}}\n\n" +
+			"data: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"status\":\"completed\",\"usage\":{\"input_tokens\":3,\"output_tokens\":2}}}\n\n",
+		provider.OpenAIChat: "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"t\",\"arguments\":\"{}\"}}," +
+			"{\"index\":1,\"function\":{\"name\":\"t\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+	} {
+		zero := 0
+		cfg := Config{APIKey: "k", BaseURL: "http://api.invalid/v1", Model: "test-model", MaxRetries: &zero,
+			HTTPClient: &http.Client{Transport: answerWith{http.StatusOK, []byte(body)}}}
+		var m llm.Model
+		var err error
+		if api == provider.OpenAIResponses {
+			cfg.Capabilities = respText
+			m, err = NewResponses(cfg)
+		} else {
+			cfg.Capabilities = chatText
+			m, err = NewChat(cfg)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		events, err := collect(m, &llm.Request{Messages: []llm.Message{head("p", baseTool), user("hi")}})
+		if err != nil {
+			t.Fatalf("%s: %v", api, err)
+		}
+		final := events[len(events)-1].Message
+		if err := final.Validate(); err != nil {
+			t.Fatalf("%s: the message is not valid: %v", api, err)
+		}
+		calls := final.ToolCalls()
+		if len(calls) != 2 || calls[0].ID == "" || calls[0].ID == calls[1].ID {
+			t.Errorf("%s: calls %+v: want two with ids of their own", api, calls)
+		}
+	}
+}

@@ -1,9 +1,9 @@
 package openai
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -137,10 +137,7 @@ func (d *chatDecoder) finish() ([]llm.Event, error) {
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}
-		id := c.id
-		if id == "" {
-			id = "call_" + strconv.Itoa(c.part) // some servers send no id; the transcript needs one
-		}
+		id := cmp.Or(c.id, provider.NewCallID("call_toolshelf_")) // some servers send no id; the transcript needs one
 		call := d.plan.Unwrap(llm.ToolCall{ID: id, Name: c.name, Arguments: json.RawMessage(args)})
 		d.msg.Content[c.part].ToolCall = &call
 		ev := call
