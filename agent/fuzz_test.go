@@ -14,6 +14,7 @@ import (
 // isObject reports whether args is exactly one JSON object.
 func isObject(args []byte) bool {
 	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber() // as the agent reads arguments: 1e700 is a number, not an error
 	var v any
 	if dec.Decode(&v) != nil || dec.More() {
 		return false
