@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/toolshelf/toolshelf/tool"
-	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
 // State is where a server's connection stands.
@@ -349,19 +348,40 @@ func (m *Manager) changed() {
 }
 
 // WaitFor waits, before a call of the tool named toolName, for the servers
-// the call depends on to finish connecting: every server still connecting
-// for tool_search (whose results depend on every server's tools), the
-// tool's own server for an MCP tool (found by the tool's origin, the Namer,
-// or its mcp__<server>__ prefix when it has not registered yet), none for
-// other tools. It returns ctx.Err() when ctx ends first.
+// the call depends on to finish connecting: the tool's own server for an
+// MCP tool (found by the tool's origin, the Namer, or its mcp__<server>__
+// prefix when it has not registered yet), and the servers of what the
+// tool's [tool.Reach] names — every server for a tool that reaches the
+// whole shelf, such as tool_search. It returns ctx.Err() when ctx ends
+// first.
 func (m *Manager) WaitFor(ctx context.Context, toolName string) error {
-	var servers []*server
-	if toolName == toolsearch.Name {
-		servers = m.servers
-	} else {
-		servers = m.serversOf(toolName)
+	return m.await(ctx, m.reachedBy(toolName), nil)
+}
+
+// WaitAll waits until no server is still connecting, or ctx ends (its
+// error is returned).
+func (m *Manager) WaitAll(ctx context.Context) error {
+	return m.await(ctx, m.servers, nil)
+}
+
+// reachedBy returns the servers a call of the named tool depends on.
+func (m *Manager) reachedBy(toolName string) []*server {
+	servers := m.serversOf(toolName)
+	t, ok := m.reg.Get(toolName)
+	if !ok {
+		return servers
 	}
-	return m.await(ctx, servers, nil)
+	if t.Reaches.All {
+		return m.servers
+	}
+	for _, n := range t.Reaches.Names {
+		for _, s := range m.serversOf(n) {
+			if !slices.Contains(servers, s) {
+				servers = append(servers, s)
+			}
+		}
+	}
+	return servers
 }
 
 // await waits until none of servers is connecting, ctx ends (its error is
@@ -390,7 +410,8 @@ func (m *Manager) await(ctx context.Context, servers []*server, stop <-chan time
 	}
 }
 
-// serversOf returns the configured servers a tool name belongs to.
+// serversOf returns the configured servers a tool or namespace name
+// belongs to.
 func (m *Manager) serversOf(name string) []*server {
 	if t, ok := m.reg.Get(name); ok && !t.Origin.IsZero() {
 		if s := m.byName[t.Origin.Server]; s != nil {
@@ -406,7 +427,8 @@ func (m *Manager) serversOf(name string) []*server {
 	}
 	var out []*server
 	for _, s := range m.servers {
-		if strings.HasPrefix(name, tool.NamespaceName(s.cfg.Name)+"__") {
+		ns := tool.NamespaceName(s.cfg.Name)
+		if name == ns || strings.HasPrefix(name, ns+"__") {
 			out = append(out, s)
 		}
 	}

@@ -371,16 +371,22 @@ func TestWaitFor(t *testing.T) {
 	f := newFixture(t, memServer("a"), memServer("b"))
 	useMemServers(f.m, map[string]*mcp.Server{"a": mcptest.NewServer("a", ""), "b": mcptest.NewServer("b", "")})
 	gates := gatedTransports(f.m, "a", "b")
-	f.reg.Register(tool.Tool{Name: "read", Description: "Read."})
+	f.reg.Register(tool.Tool{Name: "read", Description: "Read."},
+		tool.Tool{Name: "find", Description: "Find anything.", Reaches: tool.Reach{All: true}},
+		tool.Tool{Name: "report", Description: "Report on b.", Reaches: tool.Reach{Names: []string{"mcp__b"}}},
+		tool.Tool{Name: "relay", Description: "Relay to b's echo.", Reaches: tool.Reach{Names: []string{"mcp__b__echo", "mcp__c"}}})
 	f.m.Start(f.ctx())
 
 	done, cancelDone := context.WithCancel(context.Background())
 	cancelDone()
 	for name, wantWait := range map[string]bool{
-		"read":               false, // not an MCP tool
+		"read":               false, // not an MCP tool, reaches nothing
 		"unknown":            false,
-		toolsearch.Name:      true,
-		"mcp__a__echo":       true, // by its prefix: not registered yet
+		toolsearch.Name:      false, // a name means nothing: tool_search is not registered here
+		"find":               true,  // reaches every tool
+		"report":             true,  // reaches b's namespace
+		"relay":              true,  // reaches one of b's tools (and a server that does not exist)
+		"mcp__a__echo":       true,  // by its prefix: not registered yet
 		"mcp__b__later_tool": true,
 		"mcp__c__echo":       false, // no such server
 	} {
@@ -412,14 +418,21 @@ func TestWaitFor(t *testing.T) {
 		t.Errorf("WaitFor(a's tool) after a connected = %v", err)
 	}
 
-	// tool_search waits for every pending server.
+	// Tools that reach b still wait for it.
+	for _, name := range []string{"find", "report", "relay"} {
+		if err := f.m.WaitFor(done, name); !errors.Is(err, context.Canceled) {
+			t.Errorf("WaitFor(%s) while b connects = %v, want it to wait", name, err)
+		}
+	}
+
+	// A tool that reaches every tool waits for every pending server.
 	type outcome struct {
 		err        error
 		registered bool
 	}
 	searched := make(chan outcome, 1)
 	go func() {
-		err := f.m.WaitFor(f.ctx(), toolsearch.Name)
+		err := f.m.WaitFor(f.ctx(), "find")
 		_, ok := f.reg.Get("mcp__b__echo")
 		searched <- outcome{err, ok}
 	}()
@@ -427,8 +440,13 @@ func TestWaitFor(t *testing.T) {
 	if o := <-searched; o.err != nil || !o.registered {
 		t.Errorf("tool_search's wait = %+v, want it to end after b's tools registered", o)
 	}
-	if err := f.m.WaitFor(done, toolsearch.Name); err != nil {
-		t.Errorf("WaitFor(tool_search) with nothing pending = %v", err)
+	for _, name := range []string{"find", "report", "relay"} {
+		if err := f.m.WaitFor(done, name); err != nil {
+			t.Errorf("WaitFor(%s) with nothing pending = %v", name, err)
+		}
+	}
+	if err := f.m.WaitAll(done); err != nil {
+		t.Errorf("WaitAll with nothing pending = %v", err)
 	}
 }
 

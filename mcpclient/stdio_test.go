@@ -120,7 +120,7 @@ func TestStdioSlowDeferredServerDoesNotDelayWaitDirect(t *testing.T) {
 		t.Errorf("the direct server's tools are not active: %v", f.reg.ActiveNames())
 	}
 	release()
-	if err := f.m.WaitFor(f.ctx(), "tool_search"); err != nil {
+	if err := f.m.WaitAll(f.ctx()); err != nil {
 		t.Fatal(err)
 	}
 	if st := f.status("slow"); st.State != Connected {

@@ -88,7 +88,6 @@ func shelf(t *testing.T) *tool.Registry {
 		t.Fatal(err)
 	}
 	ts := toolsearch.New(reg, ranker).Tool()
-	ts.StartInactive = false
 	if err := reg.Register(ts); err != nil {
 		t.Fatal(err)
 	}

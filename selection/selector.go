@@ -156,9 +156,9 @@ func (s *Selector) Messages() []llm.Message { return slices.Clone(s.messages) }
 func (s *Selector) Pool() []tool.Tool {
 	var out []tool.Tool
 	for _, t := range s.cfg.Tools.Tools() {
-		// tool_search is toolsearch.Name; selection sits beside toolsearch
-		// in the layers and does not import it.
-		if t.Exposure.Loadable() && t.Name != "tool_search" {
+		// Discovery tools (tool_search reaches the whole shelf) are not
+		// picks.
+		if t.Exposure.Loadable() && !t.Reaches.All {
 			out = append(out, t)
 		}
 	}

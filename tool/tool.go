@@ -64,7 +64,26 @@ type Tool struct {
 	// the calls of that response run one after another instead of in
 	// parallel.
 	Sequential bool
+	// Reaches names the other tools a call of this tool depends on, so
+	// that a runtime waits, before the call, for the servers that provide
+	// them (a tool's own server is always waited for). The zero value
+	// reaches nothing else. tool_search reaches every tool on the shelf.
+	Reaches Reach
 }
+
+// Reach is what a tool's calls depend on besides the tool itself: every
+// tool on the shelf, or some tools and namespaces by name.
+type Reach struct {
+	// All means every tool on the shelf, whichever server provides it:
+	// tool_search, whose results depend on every server's tools.
+	All bool
+	// Names are model-facing tool names (mcp__github__create_issue) or
+	// namespace names (mcp__github) the calls use.
+	Names []string
+}
+
+// IsZero reports whether the reach names nothing beyond the tool itself.
+func (r Reach) IsZero() bool { return !r.All && len(r.Names) == 0 }
 
 // Declaration returns what the model is told about the tool.
 func (t Tool) Declaration() llm.Tool {
@@ -225,6 +244,7 @@ func validate(t Tool) (Tool, error) {
 	if err := CheckDefinition(t.Description, t.Parameters); err != nil {
 		return t, &refusedError{name: t.Name, err: err}
 	}
+	t.Reaches.Names = slices.Clone(t.Reaches.Names)
 	if t.Namespace != nil {
 		ns := *t.Namespace
 		t.Namespace = &ns

@@ -20,7 +20,6 @@ func ExampleSearcher() {
 	ranker, _ := search.NewBM25F(nil)
 	s := toolsearch.New(reg, ranker)
 	reg.Register(s.Tool())
-	reg.Activate(toolsearch.Name)
 
 	fmt.Println("active:", reg.ActiveNames())
 	ts, _ := reg.Get(toolsearch.Name)

@@ -279,16 +279,19 @@ type Details struct {
 }
 
 // Tool returns the tool_search tool, bound to this Searcher. Register it in
-// the Searcher's registry. Like the reference's, it is model-only and
-// inactive until activated by name.
+// the Searcher's registry. It is model-only and active once registered;
+// set StartInactive on the returned value to keep it undeclared until
+// something activates it by name (as the reference does, and as the
+// toolshelf front door does while no server keeps tools on the shelf).
 func (s *Searcher) Tool() tool.Tool {
 	return tool.Tool{
-		Name:          Name,
-		Description:   Description,
-		Parameters:    json.RawMessage(Parameters),
-		Exposure:      tool.ModelOnly,
-		StartInactive: true,
-		Handler:       &handler{s: s},
+		Name:        Name,
+		Description: Description,
+		Parameters:  json.RawMessage(Parameters),
+		Exposure:    tool.ModelOnly,
+		Handler:     &handler{s: s},
+		// A search's results depend on every server's tools.
+		Reaches: tool.Reach{All: true},
 	}
 }
 

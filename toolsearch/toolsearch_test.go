@@ -67,8 +67,8 @@ func text(r *tool.Result) string {
 func TestToolDeclaration(t *testing.T) {
 	reg, s := newShelf(t, search.ModeToolshelf)
 	ts := s.Tool()
-	if ts.Name != "tool_search" || ts.Exposure != tool.ModelOnly || !ts.StartInactive {
-		t.Errorf("tool = %+v", ts)
+	if ts.Name != "tool_search" || ts.Exposure != tool.ModelOnly || ts.StartInactive || !ts.Reaches.All {
+		t.Errorf("tool = %+v, want model-only, active on registration, reaching every tool", ts)
 	}
 	if !toolsearch.Is(ts) {
 		t.Error("Is(Tool()) = false")
@@ -76,8 +76,8 @@ func TestToolDeclaration(t *testing.T) {
 	if toolsearch.Is(tool.Tool{Name: "tool_search", Handler: tool.HandlerFunc(nil)}) {
 		t.Error("a same-named tool with another handler counts as tool_search")
 	}
-	if reg.IsActive(toolsearch.Name) {
-		t.Error("tool_search is active before anything activates it")
+	if !reg.IsActive(toolsearch.Name) {
+		t.Error("tool_search registered by a library user is not active: the model would be told it is unavailable")
 	}
 	want := "# Tool discovery\n\nSearches over deferred tool metadata with BM25 and exposes matching tools for the next model call.\n\n" +
 		"Some of the tools, such as tools of MCP servers, may not have been provided to you upfront, and you should use this tool (`tool_search`) to search for the required tools. For MCP tool discovery, always use `tool_search`."

@@ -40,7 +40,7 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 		m.Start(e.ctx)
 		ctx, cancel := context.WithTimeout(e.ctx, wait)
 		defer cancel()
-		_ = m.WaitFor(ctx, "tool_search") // tool_search waits for every server
+		_ = m.WaitAll(ctx)
 		return m, reg, nil
 	}
 	list := &cobra.Command{

@@ -127,7 +127,9 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		return nil, err
 	}
 	searcher := toolsearch.New(r.reg, ranker)
-	if err := r.reg.Register(searcher.Tool()); err != nil {
+	ts := searcher.Tool()
+	ts.StartInactive = true
+	if err := r.reg.Register(ts); err != nil {
 		return nil, err
 	}
 	cfg, err := loadMCPConfig(f.mcpFile)

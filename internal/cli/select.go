@@ -89,7 +89,7 @@ func (r *agentRun) selectFor(ctx context.Context, text string) error {
 		}
 		r.note("selecting again: " + why)
 	}
-	if err := r.mcp.WaitFor(ctx, toolsearch.Name); err != nil {
+	if err := r.mcp.WaitAll(ctx); err != nil {
 		return err
 	}
 	res, err := st.sel.Select(ctx, text)
