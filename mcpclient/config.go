@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolshelf/toolshelf/catalog"
 	"github.com/toolshelf/toolshelf/tool"
 )
@@ -50,8 +52,10 @@ type ServerConfig struct {
 	Name string
 	// File is the configuration file that defines the server.
 	File string
-	// Type is the transport: "stdio" (a local command) or "http" (the
-	// streamable HTTP transport).
+	// Type is the transport: "stdio" (a local command), "http" (the
+	// streamable HTTP transport), "memory" (Server, in this process) or
+	// "transport" (Transport, the caller's). Empty means the one the other
+	// fields imply: Server, Transport, Command or URL, whichever is set.
 	Type string
 	// Command, Args, Env and Cwd start a stdio server. Env is added to the
 	// environment of this process; Cwd is the working directory ("" for
@@ -63,6 +67,14 @@ type ServerConfig struct {
 	// URL and Headers reach a streamable HTTP server.
 	URL     string
 	Headers map[string]string
+	// Server is an MCP server in this process, connected to in memory: each
+	// connection (and reconnection) is a new session of it. For programs
+	// and tests that serve their own tools without a process or a socket.
+	Server *mcp.Server
+	// Transport is the caller's own transport to the server. The Manager
+	// calls its Connect for every connection, so a transport that can
+	// connect only once (one end of an in-memory pair) does not reconnect.
+	Transport mcp.Transport
 	// Exposure is how the server's tools reach the model: [tool.Deferred]
 	// (the default, loaded by tool_search), [tool.Direct], [tool.Codemode]
 	// or [tool.Hidden].
@@ -73,8 +85,9 @@ type ServerConfig struct {
 	// Description says what the server is for, in a line; it is shown in
 	// the mcp_servers section and indexed for search.
 	Description string
-	// Enabled is false for a server that is configured but not used.
-	Enabled bool
+	// Disabled marks a server that is configured but not used ("enabled":
+	// false in a servers file). The zero value is an enabled server.
+	Disabled bool
 	// Timeout bounds connecting (the initialize request), each tool
 	// listing and each tool call (default [DefaultTimeout]); a progress
 	// notification from the server restarts a call's, up to [ProgressCap]
@@ -94,6 +107,62 @@ type ServerConfig struct {
 	// ${NAME}, in every error, error result and log line about the
 	// server; see [MinRedacted].
 	Expanded map[string]string
+}
+
+// Transport types of [ServerConfig.Type].
+const (
+	TypeStdio     = "stdio"
+	TypeHTTP      = "http"
+	TypeMemory    = "memory"
+	TypeTransport = "transport"
+)
+
+// Check reports what is wrong with a server configuration built in a
+// program (a servers file is checked as it is read, by [LoadConfig]): the
+// name, exactly one way to reach the server, a Type that agrees with it,
+// known exposures. It returns the configuration with Type filled in.
+func (s ServerConfig) Check() (ServerConfig, error) {
+	bad := func(format string, args ...any) (ServerConfig, error) {
+		return s, fmt.Errorf("MCP server %q: %s", s.Name, fmt.Sprintf(format, args...))
+	}
+	if !serverNamePattern.MatchString(s.Name) {
+		return s, fmt.Errorf("MCP server %q: the name must be letters, digits, _ and - (it becomes the tools' mcp__<name>__ prefix)", s.Name)
+	}
+	var ways []string
+	for _, w := range []struct {
+		set bool
+		typ string
+	}{{s.Server != nil, TypeMemory}, {s.Transport != nil, TypeTransport}, {s.Command != "", TypeStdio}, {s.URL != "", TypeHTTP}} {
+		if w.set {
+			ways = append(ways, w.typ)
+		}
+	}
+	switch {
+	case len(ways) == 0:
+		return bad("nothing to connect to: set Command (a stdio server), URL (streamable HTTP), Server (an *mcp.Server in this process) or Transport")
+	case len(ways) > 1:
+		return bad("%s are all set; set exactly one of Command, URL, Server and Transport", strings.Join(ways, " and "))
+	case s.Type == "":
+		s.Type = ways[0]
+	case s.Type != ways[0]:
+		return bad("type %q does not match what is set (%s); leave Type empty or set it to %q", s.Type, ways[0], ways[0])
+	}
+	if s.Type == TypeHTTP {
+		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return bad("url %q is not an http or https URL", s.URL)
+		}
+	}
+	if s.Exposure != "" {
+		if _, err := tool.ParseExposure(string(s.Exposure)); err != nil {
+			return bad("%v", err)
+		}
+	}
+	for _, te := range s.ToolExposure {
+		if _, err := tool.ParseExposure(string(te.Exposure)); err != nil {
+			return bad("toolExposure %q: %v", te.Pattern, err)
+		}
+	}
+	return s, nil
 }
 
 // ToolExposure is one entry of a server's "toolExposure" object.
@@ -360,7 +429,7 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 		fail("the entry must be an object", `write {"command": "...", "args": [...]} or {"url": "https://..."}`)
 		return s, false
 	}
-	s = ServerConfig{Name: name, File: p.file, Exposure: tool.Deferred, Enabled: true, Timeout: DefaultTimeout}
+	s = ServerConfig{Name: name, File: p.file, Exposure: tool.Deferred, Timeout: DefaultTimeout}
 	fields := make(map[string]json.RawMessage, len(keys))
 	for i, k := range keys {
 		if !slices.Contains(serverKeys, k) {
@@ -444,7 +513,7 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 	s.URL = str("url", `write the server's address, e.g. "url": "https://example.com/mcp"`)
 	s.Headers = stringMap("headers", `write "headers": {"Authorization": "Bearer ${TOKEN}"}`)
 	s.Description = strings.TrimSpace(str("description", `write a one-line description`))
-	s.Enabled = boolean("enabled", true)
+	s.Disabled = !boolean("enabled", true)
 	s.AlwaysLoad = boolean("alwaysLoad", false)
 	s.Briefs = stringMap("briefs", `write "briefs": {"tool_name": "Create an issue in a repository"}`)
 

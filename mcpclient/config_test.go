@@ -22,11 +22,11 @@ func TestParseConfigValid(t *testing.T) {
 	}
 	stdio := func(name, command string, args ...string) ServerConfig {
 		return ServerConfig{Name: name, File: "mcp.json", Type: "stdio", Command: command, Args: args,
-			Exposure: tool.Deferred, Enabled: true, Timeout: DefaultTimeout}
+			Exposure: tool.Deferred, Timeout: DefaultTimeout}
 	}
 	http := func(name, url string) ServerConfig {
 		return ServerConfig{Name: name, File: "mcp.json", Type: "http", URL: url,
-			Exposure: tool.Deferred, Enabled: true, Timeout: DefaultTimeout}
+			Exposure: tool.Deferred, Timeout: DefaultTimeout}
 	}
 	for _, tc := range []struct {
 		name string
@@ -111,7 +111,7 @@ func TestParseConfigValid(t *testing.T) {
 						{Pattern: "read_file", Exposure: tool.Direct},
 						{Pattern: "*", Exposure: tool.Deferred},
 					},
-					Description: "My tools.", Enabled: false, Timeout: 2500 * time.Millisecond, AlwaysLoad: true,
+					Description: "My tools.", Disabled: true, Timeout: 2500 * time.Millisecond, AlwaysLoad: true,
 					Briefs: map[string]string{"read_file": "Read a file of the project"},
 				},
 			},

@@ -74,6 +74,15 @@ func (c *conn) close() error {
 // newTransport returns the transport of the server's configuration.
 func (m *Manager) newTransport(s *server) (transport, error) {
 	switch s.cfg.Type {
+	case TypeMemory:
+		// A new session of the in-process server for every connection.
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := s.cfg.Server.Connect(context.Background(), st, nil); err != nil {
+			return transport{}, fmt.Errorf("serving in memory: %w", err)
+		}
+		return transport{Transport: ct}, nil
+	case TypeTransport:
+		return transport{Transport: s.cfg.Transport}, nil
 	case "stdio":
 		return transport{Transport: &mcp.CommandTransport{Command: newCommand(s), TerminateDuration: m.terminate}}, nil
 	case "http":

@@ -154,7 +154,7 @@ func encodeConfig(t *testing.T, servers []ServerConfig) []byte {
 			fields = append(fields, `"toolExposure":{`+strings.Join(te, ",")+"}")
 		}
 		add("description", s.Description)
-		add("enabled", s.Enabled)
+		add("enabled", !s.Disabled)
 		add("alwaysLoad", s.AlwaysLoad)
 		fields = append(fields, `"timeout":`+strconv.FormatFloat(s.Timeout.Seconds(), 'g', -1, 64))
 		if s.Briefs != nil {

@@ -57,8 +57,8 @@ func TestUnansweredInitializeFailsAfterTheServerTimeout(t *testing.T) {
 		// Before, a server that never answered initialize held tool_search
 		// for a fixed minute, whatever its timeout, and the search then
 		// said only "No matching tools found.".
-		f := newFixture(t, ServerConfig{Name: "slow", Enabled: true, Timeout: 5 * time.Second},
-			ServerConfig{Name: "fine", Enabled: true})
+		f := newFixture(t, ServerConfig{Name: "slow", Timeout: 5 * time.Second},
+			ServerConfig{Name: "fine"})
 		withSilent(f, "slow")
 		ts := searchTool(f)
 		start := time.Now()
@@ -99,7 +99,7 @@ func TestUnansweredInitializeFailsAfterTheServerTimeout(t *testing.T) {
 
 func TestUnansweredToolListFailsAfterTheServerTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, ServerConfig{Name: "mute", Enabled: true, Timeout: 3 * time.Second})
+		f := newFixture(t, ServerConfig{Name: "mute", Timeout: 3 * time.Second})
 		srv := mcptest.NewServer("mute", "")
 		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -128,7 +128,7 @@ func TestSearchNotesKeepTheConfigurationOut(t *testing.T) {
 	// The note reaches the model: the command and its arguments, which may
 	// hold secrets expanded from the environment, stay out of it.
 	cfg := ServerConfig{Name: "ghost", Type: "stdio", Command: "toolshelf-no-such-command",
-		Args: []string{"--token", "s3cr3t-value"}, Enabled: true}
+		Args: []string{"--token", "s3cr3t-value"}}
 	f := newFixture(t, cfg)
 	f.m.Start(f.ctx())
 	f.waitAll()

@@ -59,7 +59,7 @@ func countDials(m *Manager) *atomic.Int32 {
 }
 
 func httpConfig(name, url string) ServerConfig {
-	return ServerConfig{Name: name, Type: "http", URL: url, Enabled: true,
+	return ServerConfig{Name: name, Type: "http", URL: url,
 		Headers: map[string]string{"Authorization": "Bearer secret"}}
 }
 

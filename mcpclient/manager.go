@@ -122,10 +122,35 @@ type server struct {
 	registered   map[string]tool.Tool // last registration per server tool name
 }
 
-// NewManager returns a Manager for the enabled servers of cfg that
-// registers their tools in reg, named by namer (a new Namer when nil). Call
-// Start to connect.
-func NewManager(cfg *Config, reg *tool.Registry, namer *tool.Namer, opts Options) *Manager {
+// NewManager returns a Manager for the servers of cfg that registers their
+// tools in reg, named by namer (a new Namer when nil). Call Start to
+// connect. It checks every server configuration ([ServerConfig.Check]) and
+// fails, naming each problem, when one is invalid or two share a name; reg
+// is required.
+func NewManager(cfg *Config, reg *tool.Registry, namer *tool.Namer, opts Options) (*Manager, error) {
+	if reg == nil {
+		return nil, errors.New("mcpclient.NewManager: no registry (pass tool.NewRegistry())")
+	}
+	var configs []ServerConfig
+	if cfg != nil {
+		var errs []error
+		seen := map[string]bool{}
+		for _, sc := range cfg.Servers {
+			checked, err := sc.Check()
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if seen[sc.Name] {
+				errs = append(errs, fmt.Errorf("MCP server %q is configured twice; give each server its own name", sc.Name))
+			}
+			seen[sc.Name] = true
+			configs = append(configs, checked)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+	}
 	if namer == nil {
 		namer = tool.NewNamer()
 	}
@@ -149,34 +174,29 @@ func NewManager(cfg *Config, reg *tool.Registry, namer *tool.Namer, opts Options
 		listeners:   make(map[int]func()),
 	}
 	m.transport = m.newTransport
-	if cfg != nil {
-		for _, sc := range cfg.Servers {
-			if _, dup := m.byName[sc.Name]; dup {
-				continue
-			}
-			if sc.Timeout <= 0 {
-				sc.Timeout = DefaultTimeout
-			}
-			if sc.Exposure == "" {
-				sc.Exposure = tool.Deferred
-			}
-			red := newRedactor(sc.Expanded)
-			log := m.log
-			if red != nil {
-				log = slog.New(&redactHandler{next: m.log.Handler(), r: red})
-			}
-			s := &server{cfg: sc, log: log.With("server", sc.Name), redact: red, state: Connecting,
-				ready: make(chan struct{}), registered: make(map[string]tool.Tool)}
-			if !sc.Enabled {
-				s.state = Disabled
-				close(s.ready)
-			}
-			m.servers = append(m.servers, s)
-			m.byName[sc.Name] = s
+	for _, sc := range configs {
+		if sc.Timeout <= 0 {
+			sc.Timeout = DefaultTimeout
 		}
+		if sc.Exposure == "" {
+			sc.Exposure = tool.Deferred
+		}
+		red := newRedactor(sc.Expanded)
+		log := m.log
+		if red != nil {
+			log = slog.New(&redactHandler{next: m.log.Handler(), r: red})
+		}
+		s := &server{cfg: sc, log: log.With("server", sc.Name), redact: red, state: Connecting,
+			ready: make(chan struct{}), registered: make(map[string]tool.Tool)}
+		if sc.Disabled {
+			s.state = Disabled
+			close(s.ready)
+		}
+		m.servers = append(m.servers, s)
+		m.byName[sc.Name] = s
 	}
 	slices.SortFunc(m.servers, func(a, b *server) int { return strings.Compare(a.cfg.Name, b.cfg.Name) })
-	return m
+	return m, nil
 }
 
 // Start connects every enabled server in the background and returns at
@@ -444,7 +464,7 @@ func (m *Manager) serversOf(name string) []*server {
 func (m *Manager) WaitDirect(ctx context.Context, max time.Duration) (notice string) {
 	var servers []*server
 	for _, s := range m.servers {
-		if s.cfg.Enabled && (s.cfg.AlwaysLoad || s.cfg.hasExposure(tool.Direct)) {
+		if !s.cfg.Disabled && (s.cfg.AlwaysLoad || s.cfg.hasExposure(tool.Direct)) {
 			servers = append(servers, s)
 		}
 	}
@@ -479,7 +499,7 @@ func (m *Manager) NeedsSearch() bool {
 // onShelf reports whether the server is enabled and some of its tools are
 // loaded on demand.
 func (s *server) onShelf() bool {
-	return s.cfg.Enabled && !s.cfg.AlwaysLoad && s.cfg.hasExposure(tool.Deferred, tool.Codemode)
+	return !s.cfg.Disabled && !s.cfg.AlwaysLoad && s.cfg.hasExposure(tool.Deferred, tool.Codemode)
 }
 
 // lineWriter logs what a stdio server writes to its standard error, a line

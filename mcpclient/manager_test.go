@@ -21,7 +21,7 @@ import (
 )
 
 func memServer(name string) ServerConfig {
-	return ServerConfig{Name: name, Type: "stdio", Command: "unused", Enabled: true}
+	return ServerConfig{Name: name, Type: "stdio", Command: "unused"}
 }
 
 func TestConnectRegistersTools(t *testing.T) {
@@ -208,7 +208,7 @@ func TestNeedsSearch(t *testing.T) {
 	always := memServer("a")
 	always.AlwaysLoad = true
 	off := memServer("off")
-	off.Enabled = false
+	off.Disabled = true
 	overridden := memServer("o") // deferred, but every tool is direct
 	overridden.ToolExposure = []ToolExposure{{Pattern: "*", Exposure: tool.Direct}}
 	for _, tc := range []struct {
@@ -223,7 +223,7 @@ func TestNeedsSearch(t *testing.T) {
 		{"star override", []ServerConfig{overridden}, false},
 		{"deferred", []ServerConfig{direct, memServer("x")}, true},
 	} {
-		m := NewManager(&Config{Servers: tc.servers}, tool.NewRegistry(), nil, Options{})
+		m := mustManager(t, &Config{Servers: tc.servers})
 		if got := m.NeedsSearch(); got != tc.want {
 			t.Errorf("%s: NeedsSearch = %v, want %v", tc.name, got, tc.want)
 		}
@@ -512,7 +512,7 @@ func TestCatalogToolsTheServerDropsAreHidden(t *testing.T) {
 
 func TestDisabledServer(t *testing.T) {
 	off := memServer("off")
-	off.Enabled = false
+	off.Disabled = true
 	f := newFixture(t, off)
 	ms := useMemServers(f.m, map[string]*mcp.Server{"off": mcptest.NewServer("off", "")})
 	srv, _ := catalog.Parse("off.json", []byte(`{"server":"off","tools":[{"name":"echo"}]}`))

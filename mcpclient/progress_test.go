@@ -34,7 +34,7 @@ func TestProgressCannotKeepACallAliveForever(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// Before, every progress notification restarted the timeout, so a
 		// server reporting progress held the call for ever.
-		f := newFixture(t, ServerConfig{Name: "busy", Enabled: true, Timeout: time.Second})
+		f := newFixture(t, ServerConfig{Name: "busy", Timeout: time.Second})
 		srv := mcptest.NewServer("busy", "")
 		addProgressTool(srv)
 		useMemServers(f.m, map[string]*mcp.Server{"busy": srv})

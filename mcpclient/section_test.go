@@ -15,7 +15,7 @@ func TestSectionListsShelfServersSorted(t *testing.T) {
 	always := memServer("always")
 	always.AlwaysLoad = true
 	off := memServer("off")
-	off.Enabled = false
+	off.Disabled = true
 	zeta := memServer("zeta")
 	zeta.Description = "  Zeta tools.\nMore about zeta."
 	alpha := memServer("alpha-one")
@@ -23,7 +23,7 @@ func TestSectionListsShelfServersSorted(t *testing.T) {
 	mid := memServer("mid")
 	mid.Exposure = tool.Direct
 	mid.ToolExposure = []ToolExposure{{Pattern: "search_*", Exposure: tool.Deferred}}
-	m := NewManager(&Config{Servers: []ServerConfig{zeta, direct, always, off, alpha, mid}}, tool.NewRegistry(), nil, Options{})
+	m := mustManager(t, &Config{Servers: []ServerConfig{zeta, direct, always, off, alpha, mid}})
 	m.byName["mid"].instructions = "\n  Mid instructions first line.\nSecond line."
 	got := m.Section()
 	want := llm.Set(SectionName, sectionIntro+sectionCodemodeIntro+"\n"+
@@ -46,7 +46,7 @@ func TestSectionDeletedWithoutShelfServers(t *testing.T) {
 	direct := memServer("direct")
 	direct.Exposure = tool.Direct
 	for _, cfg := range []*Config{nil, {}, {Servers: []ServerConfig{direct}}} {
-		m := NewManager(cfg, tool.NewRegistry(), nil, Options{})
+		m := mustManager(t, cfg)
 		if got := m.Section(); got.Name != SectionName || got.Text != nil {
 			t.Errorf("section = %+v, want a deletion", got)
 		}

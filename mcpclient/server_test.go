@@ -151,12 +151,18 @@ func newFixture(t *testing.T, servers ...ServerConfig) *fixture {
 		if servers[i].Exposure == "" {
 			servers[i].Exposure = tool.Deferred
 		}
-		if servers[i].Type == "" {
-			servers[i].Type = "stdio"
+		if servers[i].Type == "" && servers[i].Command == "" && servers[i].URL == "" {
+			// The fixture's transport replaces what a stdio server would
+			// start.
+			servers[i].Type, servers[i].Command = "stdio", "unused"
 		}
 		servers[i].File = "mcp.json"
 	}
-	f.m = NewManager(&Config{Servers: servers}, f.reg, f.namer, Options{Logger: f.log.logger(), OutputDir: t.TempDir()})
+	m, err := NewManager(&Config{Servers: servers}, f.reg, f.namer, Options{Logger: f.log.logger(), OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.m = m
 	f.m.terminate = 200 * time.Millisecond
 	t.Cleanup(func() {
 		if err := f.m.Close(); err != nil {
@@ -275,4 +281,14 @@ func readFileMode(path string) (savedFile, error) {
 		return savedFile{}, err
 	}
 	return savedFile{text: string(data), mode: fi.Mode().Perm(), dirMode: di.Mode().Perm()}, nil
+}
+
+// mustManager returns a Manager over servers that is not started.
+func mustManager(t *testing.T, cfg *Config) *Manager {
+	t.Helper()
+	m, err := NewManager(cfg, tool.NewRegistry(), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

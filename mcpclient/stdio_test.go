@@ -16,7 +16,7 @@ import (
 // stdioServer is the configuration of the test binary as a stdio server.
 func stdioServer(name string, env map[string]string) ServerConfig {
 	command, args, e := mcptest.Command(env)
-	return ServerConfig{Name: name, Type: "stdio", Command: command, Args: args, Env: e, Enabled: true}
+	return ServerConfig{Name: name, Type: "stdio", Command: command, Args: args, Env: e}
 }
 
 func TestStdioCrashThenReconnect(t *testing.T) {
@@ -173,7 +173,7 @@ func TestStdioEnvCwdAndStderr(t *testing.T) {
 }
 
 func TestStdioMissingCommandFails(t *testing.T) {
-	cfg := ServerConfig{Name: "ghost", Type: "stdio", Command: "toolshelf-no-such-command", Enabled: true}
+	cfg := ServerConfig{Name: "ghost", Type: "stdio", Command: "toolshelf-no-such-command"}
 	f := newFixture(t, cfg)
 	f.m.Start(f.ctx())
 	f.waitAll()

@@ -35,8 +35,11 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 			return nil, nil, err
 		}
 		reg := tool.NewRegistry()
-		m := mcpclient.NewManager(cfg, reg, tool.NewNamer(), mcpclient.Options{
+		m, err := mcpclient.NewManager(cfg, reg, tool.NewNamer(), mcpclient.Options{
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ClientName: "toolshelf", ClientVersion: version()})
+		if err != nil {
+			return nil, nil, err
+		}
 		m.Start(e.ctx)
 		ctx, cancel := context.WithTimeout(e.ctx, wait)
 		defer cancel()

@@ -141,7 +141,9 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-	r.mcp = mcpclient.NewManager(cfg, r.reg, tool.NewNamer(), mcpclient.Options{Logger: logger, ClientName: "toolshelf", ClientVersion: version()})
+	if r.mcp, err = mcpclient.NewManager(cfg, r.reg, tool.NewNamer(), mcpclient.Options{Logger: logger, ClientName: "toolshelf", ClientVersion: version()}); err != nil {
+		return nil, err
+	}
 	r.closers = append(r.closers, func() { _ = r.mcp.Close() })
 	// A search says which servers failed to connect.
 	searcher.SetNotes(r.mcp.SearchNotes)
