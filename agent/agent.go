@@ -36,7 +36,8 @@ type Config struct {
 	// the model should be told about. Required.
 	Tools *tool.Registry
 	// Messages is the transcript to continue (a resumed session); nil
-	// starts afresh.
+	// starts afresh. New keeps the tools it declared active in Tools
+	// ([tool.Registry.Keep]), so resuming does not remove them.
 	Messages []llm.Message
 	// SystemPrompt and Sections make the head of a new transcript,
 	// together with the active tools at the first run. They are ignored
@@ -133,6 +134,17 @@ func New(cfg Config) (*Agent, error) {
 		}
 		a.messages = append(a.messages, m.Clone())
 		a.state.Apply(&a.messages[len(a.messages)-1])
+	}
+	// The tools the transcript declared stay declared: a registry that
+	// lacked them would have the next request remove them, rewriting the
+	// cached prefix. Those not registered yet (their server is still
+	// connecting) wait as pending names.
+	if declared := a.state.Tools(); len(declared) > 0 {
+		names := make([]string, len(declared))
+		for i, t := range declared {
+			names[i] = t.Name
+		}
+		cfg.Tools.Keep(names...)
 	}
 	return a, nil
 }

@@ -197,3 +197,43 @@ func TestAwaitCancelled(t *testing.T) {
 		t.Errorf("result %q (error %v), want a cancelled result", got, isErr)
 	}
 }
+
+// TestResumeKeepsDeclaredToolsWithoutRestore checks that continuing a
+// transcript needs no Registry.Restore of its tools: with a registry whose
+// loaded tool is registered but not active, and another tool still pending
+// its server, the first request after the resume declares what the
+// transcript declared and appends no removal (which would rewrite the
+// cached prefix).
+func TestResumeKeepsDeclaredToolsWithoutRestore(t *testing.T) {
+	loaded := echo("mcp__notes__add")
+	loaded.Exposure = tool.Deferred
+	saved := []llm.Message{
+		{Role: llm.RoleSystem, Content: []llm.Part{llm.Text("base")}, ToolsAdded: []llm.Tool{echo("read").Declaration(), loaded.Declaration(),
+			{Name: "mcp__later__go", Description: "Go later.", Parameters: json.RawMessage(`{"type":"object"}`)}}},
+		llm.UserText("hello", 1),
+		{Role: llm.RoleAssistant, Content: []llm.Part{llm.Text("hi")}, StopReason: llm.StopEnd},
+	}
+	reg := tool.NewRegistry()
+	read := echo("read")
+	read.StartInactive = true
+	if err := reg.Register(read, loaded); err != nil {
+		t.Fatal(err)
+	}
+	model := llmtest.New(llmtest.Say("again"))
+	a := newAgent(t, model, reg, agent.Config{Messages: saved})
+	if _, err := runAll(t, a, llm.UserText("more", 2)); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range a.Messages()[len(saved):] {
+		if m.Role == llm.RoleSystem && len(m.ToolsRemoved) > 0 {
+			t.Errorf("the resume removed %v", m.ToolsRemoved)
+		}
+	}
+	want := []string{"read", "mcp__notes__add", "mcp__later__go"}
+	if got := toolNames(transcript.CurrentTools(model.Requests()[0].Messages)); !cmp.Equal(got, want) {
+		t.Errorf("the request declares %v, want %v", got, want)
+	}
+	if got := reg.Pending(); !cmp.Equal(got, []string{"mcp__later__go"}) {
+		t.Errorf("pending = %v, want the tool whose server has not registered it", got)
+	}
+}

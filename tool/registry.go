@@ -360,6 +360,27 @@ func (r *Registry) Restore(names ...string) []string {
 	return activated
 }
 
+// Keep makes sure the named tools are declared, without taking anything
+// away: the registered names are activated, and the names not registered
+// yet join the pending set, so each becomes active when it registers. The
+// agent calls it with the tools a resumed transcript declared. It returns
+// the names activated now.
+func (r *Registry) Keep(names ...string) []string {
+	r.mu.Lock()
+	var ch Change
+	for _, n := range names {
+		if _, ok := r.entries[n]; ok {
+			r.activateLocked(n, &ch)
+		} else if !slices.Contains(r.pending, n) {
+			r.pending = append(r.pending, n)
+			ch.PendingChanged = true
+		}
+	}
+	activated := slices.Clone(ch.Activated)
+	r.commitAndNotify(&ch)
+	return activated
+}
+
 // Pending returns the names expected to become active when they register.
 func (r *Registry) Pending() []string {
 	r.mu.RLock()
