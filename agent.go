@@ -1,0 +1,302 @@
+package toolshelf
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"os"
+	"time"
+
+	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/session"
+	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
+)
+
+// DefaultFirstWait is how long a conversation's first prompt waits, at
+// most, for the MCP servers whose tools are declared from the first
+// request.
+const DefaultFirstWait = 10 * time.Second
+
+// AgentConfig configures a conversation ([Shelf.Agent]). Set Model or
+// Provider.
+type AgentConfig struct {
+	// Model answers the requests: the caller's own, or nil to build the
+	// adapter Provider names.
+	Model llm.Model
+	// Provider names a provider's model when Model is nil.
+	Provider Provider
+	// SystemPrompt is a new conversation's system prompt.
+	SystemPrompt string
+	// Session saves the conversation to a session file, new, resumed or
+	// forked; nil keeps it in memory only.
+	Session *SessionConfig
+	// Select turns on two-phase selection: before a task's first request
+	// the model picks the tools it needs from a short catalog; nil leaves
+	// tools to tool_search.
+	Select *SelectConfig
+	// MaxTurns bounds the requests of one prompt; zero means the agent's
+	// default.
+	MaxTurns int
+	// MaxTokens bounds each answer; zero means the model's default.
+	MaxTokens int
+	// FirstWait bounds the first prompt's wait for servers whose tools are
+	// declared from the first request; zero means [DefaultFirstWait],
+	// negative means no wait.
+	FirstWait time.Duration
+	// Adjust, when set, runs before each prompt's requests, after the
+	// waits and the selection: the caller's own changes to the active set
+	// (the command line's --tools patterns). Its error ends the prompt.
+	Adjust func(*tool.Registry) error
+	// BeforeToolCall, AfterToolCall and Sequential are passed to the
+	// agent loop (see [agent.Config]).
+	BeforeToolCall []agent.BeforeHook
+	AfterToolCall  []agent.AfterHook
+	Sequential     bool
+	// Notify, when set, receives what the conversation has to say about
+	// itself: servers still connecting after the first wait, selections.
+	Notify func(Note)
+	// Now returns the time of prompts and messages; nil means time.Now.
+	Now func() time.Time
+}
+
+// SessionConfig says where a conversation is saved.
+type SessionConfig struct {
+	// Dir is the folder of new sessions and forks; empty means
+	// [session.DefaultDir].
+	Dir string
+	// Resume is the path of a session file to continue; empty starts a new
+	// session in Dir.
+	Resume string
+	// Fork continues Resume in a new file (in Dir), leaving it unchanged.
+	Fork bool
+	// Cwd is the working folder a new session records; empty means the
+	// process's.
+	Cwd string
+}
+
+// Note is something a conversation reports about itself.
+type Note struct {
+	// Kind says what the note is about.
+	Kind NoteKind
+	// Text says it, in a line.
+	Text string
+}
+
+// NoteKind is the subject of a [Note].
+type NoteKind string
+
+// The kinds of notes.
+const (
+	// NoteWaiting: servers whose tools should be declared from the first
+	// request were still connecting when the first wait ended.
+	NoteWaiting NoteKind = "waiting"
+	// NoteSelection: a two-phase selection chose tools, failed, or starts
+	// again for a new task.
+	NoteSelection NoteKind = "selection"
+)
+
+// Agent is one conversation on a shelf.
+type Agent struct {
+	shelf   *Shelf
+	cfg     AgentConfig
+	loop    *agent.Agent
+	session *session.Session
+	sel     *selector
+	waited  bool
+	// api, model and class describe the model for the metrics records.
+	api, model, class string
+}
+
+// Agent starts a conversation on the shelf: new, or resumed from (or
+// forked off) a session file. A resumed conversation keeps the tools its
+// transcript declared. tool_search is declared when some tool waits on
+// the shelf (with Select, only when selection falls back to it). Close the
+// Agent to close its session; the shelf hosts one conversation at a time.
+func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
+	a := &Agent{shelf: s, cfg: cfg}
+	model := cfg.Model
+	if model == nil {
+		p, api, err := cfg.Provider.resolve()
+		if err != nil {
+			return nil, err
+		}
+		if model, err = newAdapter(p, api); err != nil {
+			return nil, err
+		}
+		a.api, a.model, a.class = string(api), p.Model, string(p.Capabilities.Tools)
+	}
+	s.begin()
+	var msgs []llm.Message
+	if cfg.Session != nil {
+		var err error
+		if a.session, err = openSession(cfg.Session); err != nil {
+			return nil, err
+		}
+		msgs = a.session.Messages()
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = a.Close()
+		}
+	}()
+	acfg := agent.Config{
+		Model: model, Tools: s.reg, Messages: msgs, SystemPrompt: cfg.SystemPrompt,
+		Sections: llm.Sections{s.mcp.Section()}, MaxTurns: cfg.MaxTurns, MaxTokens: cfg.MaxTokens,
+		// A call waits, within the turn's context, for the servers it
+		// reaches: tool_search for every server still connecting, an MCP
+		// tool (a resumed session's, say) for its own.
+		Await:          s.mcp.WaitFor,
+		BeforeToolCall: cfg.BeforeToolCall, AfterToolCall: cfg.AfterToolCall, Sequential: cfg.Sequential,
+		Now: cfg.Now,
+	}
+	if cfg.Select != nil {
+		// The head declares no tools: the selection is declared after it,
+		// so conversations share their cached head.
+		acfg.HeadTools = func(llm.Tool) bool { return false }
+		var err error
+		if a.sel, err = newSelector(a, model); err != nil {
+			return nil, err
+		}
+		if cfg.Select.EveryCall {
+			acfg.Sequential = true // one selection at a time
+			acfg.AfterToolCall = append(acfg.AfterToolCall, func(ctx context.Context, _ *agent.Call, _ *tool.Result) {
+				a.sel.again(ctx)
+			})
+		}
+	}
+	if a.session != nil {
+		acfg.Recorder = agent.RecorderFunc(func(m llm.Message) error {
+			_, err := a.session.Append(m)
+			return err
+		})
+	}
+	var err error
+	if a.loop, err = agent.New(acfg); err != nil {
+		return nil, err
+	}
+	// tool_search is declared whenever some tool waits on the shelf (added
+	// to a resumed session's set if a server was configured since); with
+	// selection, only when selection falls back to it.
+	if cfg.Select == nil && s.NeedsSearch() {
+		s.reg.Activate(toolsearch.Name)
+	}
+	ok = true
+	return a, nil
+}
+
+// openSession opens the session cfg names: resumed, forked or new.
+func openSession(cfg *SessionConfig) (*session.Session, error) {
+	dir := cfg.Dir
+	if dir == "" && (cfg.Resume == "" || cfg.Fork) {
+		var err error
+		if dir, err = session.DefaultDir(); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case cfg.Resume == "" && cfg.Fork:
+		return nil, errors.New("toolshelf: SessionConfig.Fork needs Resume, the session to fork")
+	case cfg.Resume == "":
+		wd := cfg.Cwd
+		if wd == "" {
+			wd = cwd()
+		}
+		return session.Create(dir, &session.Options{Cwd: wd})
+	case cfg.Fork:
+		return session.Fork(cfg.Resume, "", dir, nil)
+	}
+	return session.Open(cfg.Resume, nil)
+}
+
+// Run runs one prompt to its end and yields the agent's events: the first
+// prompt waits (bounded) for the servers whose tools are declared up
+// front; a selecting conversation selects for a new task; the mcp_servers
+// section is brought up to date; then the agent loop runs. An error ends
+// the sequence.
+func (a *Agent) Run(ctx context.Context, prompt string) iter.Seq2[agent.Event, error] {
+	return func(yield func(agent.Event, error) bool) {
+		if err := a.prepare(ctx, prompt); err != nil {
+			yield(agent.Event{}, err)
+			return
+		}
+		now := time.Now
+		if a.cfg.Now != nil {
+			now = a.cfg.Now
+		}
+		for ev, err := range a.loop.Run(ctx, llm.UserText(prompt, now().UnixMilli())) {
+			if err == nil {
+				a.observe(ev)
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// prepare does what comes before a prompt's requests.
+func (a *Agent) prepare(ctx context.Context, prompt string) error {
+	s := a.shelf
+	if !a.waited {
+		a.waited = true
+		wait := a.cfg.FirstWait
+		if wait == 0 {
+			wait = DefaultFirstWait
+		}
+		if wait > 0 {
+			if notice := s.mcp.WaitDirect(ctx, wait); notice != "" {
+				a.notify(NoteWaiting, notice)
+			}
+		}
+	}
+	if a.sel != nil {
+		if err := a.sel.forTask(ctx, prompt); err != nil {
+			return err
+		}
+	}
+	if a.cfg.Adjust != nil {
+		if err := a.cfg.Adjust(s.reg); err != nil {
+			return err
+		}
+	}
+	a.loop.SetSections(llm.Sections{s.mcp.Section()})
+	return nil
+}
+
+func (a *Agent) notify(kind NoteKind, text string) {
+	if a.cfg.Notify != nil {
+		a.cfg.Notify(Note{Kind: kind, Text: text})
+	}
+}
+
+// Messages returns the conversation's transcript.
+func (a *Agent) Messages() []llm.Message { return a.loop.Messages() }
+
+// Loop returns the agent loop underneath, for what the front door does
+// not cover (steering, resetting, the declared tools).
+func (a *Agent) Loop() *agent.Agent { return a.loop }
+
+// Session returns the conversation's session, nil when it is not saved.
+func (a *Agent) Session() *session.Session { return a.session }
+
+// Close closes the session, if any, releasing its lock.
+func (a *Agent) Close() error {
+	if a.session == nil {
+		return nil
+	}
+	err := a.session.Close()
+	a.session = nil
+	return err
+}
+
+// cwd returns the working folder, or "" when it cannot be found.
+func cwd() string {
+	d, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return d
+}

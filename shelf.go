@@ -1,0 +1,173 @@
+package toolshelf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/toolshelf/toolshelf/mcpclient"
+	"github.com/toolshelf/toolshelf/search"
+	"github.com/toolshelf/toolshelf/tokens"
+	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
+)
+
+// Config configures a [Shelf]. The zero value is a shelf with tool_search
+// and nothing else; every field adds to it.
+type Config struct {
+	// MCPFile is a servers file in the mcpServers format (Claude Desktop's,
+	// with toolshelf's exposure fields); empty means none. The command line
+	// looks in ./.toolshelf/mcp.json and the XDG config folder; a program
+	// names its file.
+	MCPFile string
+	// Servers are MCP servers configured in the program, connected beside
+	// the file's: a command, a URL, an *mcp.Server served in memory or the
+	// caller's transport (see [mcpclient.ServerConfig]). Each is checked
+	// when the shelf is made.
+	Servers []mcpclient.ServerConfig
+	// Tools are the program's own tools, registered as given: direct tools
+	// are declared from the first request, deferred ones wait on the shelf
+	// for tool_search.
+	Tools []tool.Tool
+	// Ranker is the search ranker: "toolshelf" (the default) or "pi" (the
+	// reference's BM25).
+	Ranker string
+	// Load is how many of a search's hits tool_search loads; nil means
+	// [toolsearch.DefaultLoad].
+	Load *toolsearch.LoadPolicy
+	// Metrics is a JSON Lines file that receives a [tokens.Record] per
+	// model request (read it with toolshelf stats); empty means none.
+	Metrics string
+	// Logger receives the MCP servers' connection events and standard
+	// error; nil discards them.
+	Logger *slog.Logger
+	// ClientName and ClientVersion identify the shelf to MCP servers;
+	// empty means "toolshelf" and "dev".
+	ClientName, ClientVersion string
+}
+
+// A Shelf holds the tools — the program's, the MCP servers', tool_search —
+// with their index, and hosts one conversation at a time ([Shelf.Agent]).
+// Make one with [New]; Close it when done. Its methods are safe for
+// concurrent use.
+type Shelf struct {
+	reg      *tool.Registry
+	mcp      *mcpclient.Manager
+	searcher *toolsearch.Searcher
+	metrics  *metricsLog
+
+	mu sync.Mutex
+	// baseline is the active set the first conversation started with;
+	// each later conversation starts from it again.
+	baseline []string
+	started  bool
+	cancel   context.CancelFunc
+}
+
+// New makes a shelf: it registers cfg's tools and tool_search, reads the
+// servers file and starts connecting the MCP servers in the background
+// (ctx bounds that work; Close ends it). It returns at once; a
+// conversation waits for the servers it needs.
+func New(ctx context.Context, cfg Config) (*Shelf, error) {
+	reg := tool.NewRegistry()
+	if err := reg.Register(cfg.Tools...); err != nil {
+		return nil, fmt.Errorf("toolshelf: %w", err)
+	}
+	mode := cfg.Ranker
+	if mode == "" {
+		mode = search.ModeToolshelf
+	}
+	ranker, err := search.New(mode, nil)
+	if err != nil {
+		return nil, fmt.Errorf("toolshelf: %w", err)
+	}
+	searcher := toolsearch.New(reg, ranker)
+	if cfg.Load != nil {
+		searcher.SetLoadPolicy(*cfg.Load)
+	}
+	// tool_search is declared only when some tool waits on the shelf;
+	// the conversation decides (Shelf.Agent).
+	ts := searcher.Tool()
+	ts.StartInactive = true
+	if err := reg.Register(ts); err != nil {
+		return nil, fmt.Errorf("toolshelf: %w", err)
+	}
+	searcher.Sync()
+
+	mcfg := &mcpclient.Config{}
+	if cfg.MCPFile != "" {
+		if mcfg, err = mcpclient.LoadConfig(cfg.MCPFile); err != nil {
+			return nil, err
+		}
+	}
+	mcfg.Servers = append(slices.Clone(mcfg.Servers), cfg.Servers...)
+	m, err := mcpclient.NewManager(mcfg, reg, tool.NewNamer(), mcpclient.Options{
+		Logger: cfg.Logger, ClientName: cfg.ClientName, ClientVersion: cfg.ClientVersion})
+	if err != nil {
+		return nil, fmt.Errorf("toolshelf: %w", err)
+	}
+	// A search says which servers failed to connect.
+	searcher.SetNotes(m.SearchNotes)
+	s := &Shelf{reg: reg, mcp: m, searcher: searcher}
+	if cfg.Metrics != "" {
+		s.metrics = &metricsLog{path: cfg.Metrics}
+	}
+	ctx, s.cancel = context.WithCancel(ctx)
+	m.Start(ctx)
+	return s, nil
+}
+
+// Registry returns the shelf's tools: registered, active (declared to the
+// model) and pending.
+func (s *Shelf) Registry() *tool.Registry { return s.reg }
+
+// MCP returns the shelf's MCP servers: their state, their waits and the
+// mcp_servers section.
+func (s *Shelf) MCP() *mcpclient.Manager { return s.mcp }
+
+// Searcher returns the shelf's tool_search, bound to its registry.
+func (s *Shelf) Searcher() *toolsearch.Searcher { return s.searcher }
+
+// NeedsSearch reports whether some tool waits on the shelf — a registered
+// tool that tool_search loads, or an MCP server whose tools are loaded on
+// demand by configuration — so that a conversation declares tool_search.
+func (s *Shelf) NeedsSearch() bool {
+	if s.mcp.NeedsSearch() {
+		return true
+	}
+	for _, t := range s.reg.Tools() {
+		if t.Exposure.Loadable() && !t.Reaches.All {
+			return true
+		}
+	}
+	return false
+}
+
+// Close disconnects the MCP servers and closes the metrics log.
+func (s *Shelf) Close() error {
+	s.cancel()
+	err := s.mcp.Close()
+	if s.metrics != nil {
+		err = errors.Join(err, s.metrics.close())
+	}
+	return err
+}
+
+// begin prepares the registry for a new conversation: the first keeps the
+// active set as it is (and records it), later ones start from that record.
+func (s *Shelf) begin() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started {
+		s.started = true
+		s.baseline = s.reg.ActiveNames()
+		return
+	}
+	s.reg.SetActive(s.baseline...)
+}
+
+// tokenCounter is the counter of the metrics records.
+var tokenCounter = sync.OnceValues(tokens.Default)

@@ -1,0 +1,148 @@
+package toolshelf_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/llm/llmtest"
+	"github.com/toolshelf/toolshelf/mcpclient"
+	"github.com/toolshelf/toolshelf/mcpclient/mcptest"
+	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/transcript"
+)
+
+func names(ts []llm.Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func run(t *testing.T, a *toolshelf.Agent, prompt string) {
+	t.Helper()
+	for _, err := range a.Run(t.Context(), prompt) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestZeroValues checks that the zero Config makes a working shelf and that
+// a conversation without a model fails with an error that names the fix.
+func TestZeroValues(t *testing.T) {
+	shelf, err := toolshelf.New(t.Context(), toolshelf.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shelf.Close()
+	if _, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{}); err == nil || !strings.Contains(err.Error(), "set AgentConfig.Model, or Provider.Name") {
+		t.Errorf("a conversation without a model: %v", err)
+	}
+	if _, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Provider: toolshelf.Provider{Name: "gemini"}}); err == nil || !strings.Contains(err.Error(), `unknown provider "gemini"`) {
+		t.Errorf("an unknown provider: %v", err)
+	}
+	model := llmtest.New(llmtest.Say("hi"))
+	a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, a, "hello")
+	if got := names(transcript.CurrentTools(model.Requests()[0].Messages)); len(got) != 0 {
+		t.Errorf("a shelf with nothing on it declares %v", got)
+	}
+}
+
+// TestToolSearchOnlyWhenSomethingWaits checks that tool_search is declared
+// when a tool waits on the shelf — a deferred tool of the program's or a
+// deferred MCP server — and not otherwise.
+func TestToolSearchOnlyWhenSomethingWaits(t *testing.T) {
+	direct := tool.Tool{Name: "read", Description: "Read a file.", Handler: tool.HandlerFunc(func(context.Context, json.RawMessage) (*tool.Result, error) {
+		return tool.TextResult("text"), nil
+	})}
+	deferred := direct
+	deferred.Name, deferred.Exposure = "write", tool.Deferred
+	for _, c := range []struct {
+		name string
+		cfg  toolshelf.Config
+		want []string
+	}{
+		{"direct only", toolshelf.Config{Tools: []tool.Tool{direct}}, []string{"read"}},
+		{"a deferred tool", toolshelf.Config{Tools: []tool.Tool{direct, deferred}}, []string{"read", "tool_search"}},
+		{"a deferred server", toolshelf.Config{Servers: []mcpclient.ServerConfig{{Name: "m", Server: mcptest.NewServer("m", "")}}}, []string{"tool_search"}},
+		// The first prompt waits for a direct server's tools.
+		{"a direct server", toolshelf.Config{Servers: []mcpclient.ServerConfig{{Name: "m", Server: mcptest.NewServer("m", ""), Exposure: tool.Direct}}},
+			[]string{"mcp__m__big", "mcp__m__crash", "mcp__m__cwd", "mcp__m__echo", "mcp__m__fail", "mcp__m__getenv", "mcp__m__hang", "mcp__m__mixed", "mcp__m__pid", "mcp__m__structured"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shelf, err := toolshelf.New(t.Context(), c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer shelf.Close()
+			model := llmtest.New(llmtest.Say("ok"))
+			a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: model})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, a, "go")
+			got := names(transcript.CurrentTools(model.Requests()[0].Messages))
+			if strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("the first request declares %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestResumeThroughTheFrontDoor checks that a conversation saved to a
+// session and resumed on a new shelf declares the same tools and appends
+// no removal: the provider's cached prefix stays valid.
+func TestResumeThroughTheFrontDoor(t *testing.T) {
+	dir := t.TempDir()
+	cfg := toolshelf.Config{Servers: []mcpclient.ServerConfig{{Name: "m", Server: mcptest.NewServer("m", "")}}}
+	shelf, err := toolshelf.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := llmtest.New(
+		llmtest.Call(llm.ToolCall{ID: "c1", Name: "tool_search", Arguments: []byte(`{"query":"select:mcp__m__echo"}`)}),
+		llmtest.Call(llm.ToolCall{ID: "c2", Name: "mcp__m__echo", Arguments: []byte(`{"text":"x"}`)}),
+		llmtest.Say("done"))
+	a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: model, Session: &toolshelf.SessionConfig{Dir: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, a, "echo x")
+	path := a.Session().Path()
+	saved := a.Messages()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	shelf.Close()
+
+	shelf2, err := toolshelf.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shelf2.Close()
+	model2 := llmtest.New(llmtest.Say("again"))
+	b, err := shelf2.Agent(t.Context(), toolshelf.AgentConfig{Model: model2, Session: &toolshelf.SessionConfig{Dir: dir, Resume: path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	run(t, b, "and again")
+	req := model2.Requests()[0].Messages
+	for _, m := range req[len(saved):] {
+		if m.Role == llm.RoleSystem && len(m.ToolsRemoved) > 0 {
+			t.Errorf("the resumed conversation removed %v", m.ToolsRemoved)
+		}
+	}
+	if got, want := names(transcript.CurrentTools(req)), names(transcript.CurrentTools(saved)); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("the resumed request declares %v, the session declared %v", got, want)
+	}
+}
