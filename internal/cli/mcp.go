@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/tool"
 )
@@ -29,22 +30,20 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 	}
 	cmd.PersistentFlags().StringVar(&file, "mcp", "", "MCP servers file (mcpServers format)")
 	cmd.PersistentFlags().DurationVar(&wait, "wait", 30*time.Second, "how long to wait for servers to connect")
-	connect := func() (*mcpclient.Manager, *tool.Registry, error) {
-		cfg, err := loadMCPConfig(file)
+	connect := func() (*toolshelf.Shelf, error) {
+		path, err := findMCPFile(file)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		reg := tool.NewRegistry()
-		m, err := mcpclient.NewManager(cfg, reg, tool.NewNamer(), mcpclient.Options{
+		shelf, err := toolshelf.New(e.ctx, toolshelf.Config{MCPFile: path,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ClientName: "toolshelf", ClientVersion: version()})
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		m.Start(e.ctx)
 		ctx, cancel := context.WithTimeout(e.ctx, wait)
 		defer cancel()
-		_ = m.WaitAll(ctx)
-		return m, reg, nil
+		_ = shelf.MCP().WaitAll(ctx)
+		return shelf, nil
 	}
 	list := &cobra.Command{
 		Use:   "list",
@@ -55,11 +54,12 @@ status is 1 when a server failed, was disconnected or was still connecting after
 script can check a configuration.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, _, err := connect()
+			shelf, err := connect()
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer shelf.Close()
+			m := shelf.MCP()
 			servers := m.Servers()
 			if asJSON {
 				if err := writeServersJSON(e.stdout, servers); err != nil {
@@ -77,11 +77,12 @@ script can check a configuration.`,
 		Short: "List a server's tools with their model-facing names",
 		Args:  exactlyOne("tools needs a server name; toolshelf mcp list shows them"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, reg, err := connect()
+			shelf, err := connect()
 			if err != nil {
 				return err
 			}
-			defer m.Close()
+			defer shelf.Close()
+			m, reg := shelf.MCP(), shelf.Registry()
 			found := false
 			for _, s := range m.Servers() {
 				if s.Name == args[0] {

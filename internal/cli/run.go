@@ -15,16 +15,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/internal/safetext"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/provider"
-	"github.com/toolshelf/toolshelf/search"
+	"github.com/toolshelf/toolshelf/selection"
 	"github.com/toolshelf/toolshelf/session"
 	"github.com/toolshelf/toolshelf/tool"
-	"github.com/toolshelf/toolshelf/toolsearch"
 	"github.com/toolshelf/toolshelf/transcript"
 )
 
@@ -73,18 +73,15 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 type agentRun struct {
 	e       *env
 	flags   *agentFlags
-	agent   *agent.Agent
+	shelf   *toolshelf.Shelf
+	conv    *toolshelf.Agent
 	reg     *tool.Registry
 	mcp     *mcpclient.Manager
 	session *session.Session
 	closers []func()
-	waited  bool
 	out     *eventWriter
-	// modelID is the model's id; selection is two-phase selection
-	// (--select), nil without it.
-	modelID   string
-	selection *selectState
-	metrics   metricsRecorder
+	// metricsWarned is set once a metrics failure was reported.
+	metricsWarned bool
 }
 
 // close releases everything in reverse order.
@@ -94,8 +91,8 @@ func (r *agentRun) close() {
 	}
 }
 
-// setupAgent builds the provider, the shelf, the MCP servers, the session
-// and the agent.
+// setupAgent maps the flags onto the front door: the provider, the shelf
+// with the MCP servers, the session and the conversation.
 //
 // ask, when set, asks the user a question (chat): two-phase selection
 // uses it when nothing fits.
@@ -115,24 +112,11 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 			r.close()
 		}
 	}()
-	model, err := r.model()
+	prov, err := r.provider()
 	if err != nil {
 		return nil, err
 	}
-	// The shelf: tool_search (activated when a server defers its tools
-	// or --tools asks) and the MCP servers' tools.
-	r.reg = tool.NewRegistry()
-	ranker, err := search.NewBM25F(nil)
-	if err != nil {
-		return nil, err
-	}
-	searcher := toolsearch.New(r.reg, ranker)
-	ts := searcher.Tool()
-	ts.StartInactive = true
-	if err := r.reg.Register(ts); err != nil {
-		return nil, err
-	}
-	cfg, err := loadMCPConfig(f.mcpFile)
+	mcpFile, err := findMCPFile(f.mcpFile)
 	if err != nil {
 		return nil, err
 	}
@@ -140,26 +124,58 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 	if f.verbose {
 		level = slog.LevelInfo
 	}
-	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-	if r.mcp, err = mcpclient.NewManager(cfg, r.reg, tool.NewNamer(), mcpclient.Options{Logger: logger, ClientName: "toolshelf", ClientVersion: version()}); err != nil {
+	cfg := toolshelf.Config{
+		MCPFile:    mcpFile,
+		Logger:     slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})),
+		ClientName: "toolshelf", ClientVersion: version(),
+	}
+	if f.metrics != metricsOff {
+		if cfg.Metrics, err = r.metricsPath(); err != nil {
+			printf(e.stderr, "toolshelf: warning: metrics not recorded: %v (--metrics FILE writes elsewhere, --metrics off disables them)\n", err)
+			cfg.Metrics = ""
+		}
+	}
+	if r.shelf, err = toolshelf.New(e.ctx, cfg); err != nil {
 		return nil, err
 	}
-	r.closers = append(r.closers, func() { _ = r.mcp.Close() })
-	// A search says which servers failed to connect.
-	searcher.SetNotes(r.mcp.SearchNotes)
-	r.mcp.Start(e.ctx)
-	// The session: resumed, forked or new.
-	var msgs []llm.Message
+	r.closers = append(r.closers, func() { _ = r.shelf.Close() })
+	r.reg, r.mcp = r.shelf.Registry(), r.shelf.MCP()
+	acfg := toolshelf.AgentConfig{
+		Provider: prov, SystemPrompt: f.system, MaxTurns: f.maxTurns, MaxTokens: f.maxTokens,
+		FirstWait: f.firstWait, Notify: r.notify,
+		Adjust: func(reg *tool.Registry) error { return applyToolPatterns(reg, f.tools) },
+	}
+	if f.firstWait <= 0 {
+		acfg.FirstWait = -1
+	}
 	if !f.noSession {
-		if r.session, err = openSession(f); err != nil {
+		sc, err := sessionConfig(f)
+		if err != nil {
 			return nil, err
 		}
-		r.closers = append(r.closers, func() { _ = r.session.Close() })
-		msgs = r.session.Messages()
+		acfg.Session = sc
+	}
+	if f.selectTools {
+		sel := &toolshelf.SelectConfig{Ask: ask}
+		if f.selectFallback != "" {
+			if sel.Fallbacks, err = selection.ParseFallbacks(f.selectFallback); err != nil {
+				return nil, usagef("--select-fallback: %v", err)
+			}
+		}
+		if dir, err := os.UserCacheDir(); err == nil {
+			sel.CachePath = filepath.Join(dir, "toolshelf", "selections.json")
+		}
+		acfg.Select = sel
+	}
+	if r.conv, err = r.shelf.Agent(e.ctx, acfg); err != nil {
+		return nil, explainSessionError(err)
+	}
+	r.closers = append(r.closers, func() { _ = r.conv.Close() })
+	if r.session = r.conv.Session(); r.session != nil {
 		if n := r.session.Recovered(); n > 0 {
 			fmt.Fprintf(e.stderr, "toolshelf: the session's last entry was cut short (the process writing it was stopped); its %d bytes were dropped\n", n)
 		}
-		if open := transcript.OpenCalls(msgs); len(open) > 0 {
+		if open := transcript.OpenCalls(r.session.Messages()); len(open) > 0 {
 			names := make([]string, len(open))
 			for i, c := range open {
 				names[i] = oneLine(c.Name, 64)
@@ -167,53 +183,28 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 			printf(e.stderr, "toolshelf: the session's last run stopped during %s; answered as interrupted\n", plural(len(open), "tool call")+" ("+strings.Join(names, ", ")+")")
 		}
 	}
-	if len(msgs) > 0 {
-		// Tools the transcript declared stay declared: those whose server
-		// has not registered them yet wait as pending names.
-		var names []string
-		for _, t := range transcript.CurrentTools(msgs) {
-			names = append(names, t.Name)
-		}
-		r.reg.Restore(names...)
-	}
-	// tool_search is declared whenever a server keeps tools on the shelf
-	// (added to a resumed session's set if a server was configured since);
-	// with --select, only when selection falls back to it.
-	if f.selectTools {
-		if err := r.setupSelection(model, ask); err != nil {
-			return nil, err
-		}
-	} else if r.mcp.NeedsSearch() {
-		r.reg.Activate(toolsearch.Name)
-	}
-	acfg := agent.Config{
-		Model: model, Tools: r.reg, Messages: msgs, SystemPrompt: f.system,
-		Sections: llm.Sections{r.mcp.Section()}, MaxTurns: f.maxTurns, MaxTokens: f.maxTokens,
-		// A call waits, within the turn's context, for the servers it
-		// needs: tool_search for every server still connecting, an MCP
-		// tool (a resumed session's, say) for its own.
-		Await: r.mcp.WaitFor,
-	}
-	if f.selectTools {
-		// The head declares no tools: the selection is declared after
-		// it, so sessions share their cached head.
-		acfg.HeadTools = func(llm.Tool) bool { return false }
-	}
-	if r.session != nil {
-		acfg.Recorder = agent.RecorderFunc(func(m llm.Message) error {
-			_, err := r.session.Append(m)
-			return err
-		})
-	}
-	if r.agent, err = agent.New(acfg); err != nil {
-		return nil, err
-	}
 	ok = true
 	return r, nil
 }
 
-// model builds the provider adapter the flags choose.
-func (r *agentRun) model() (llm.Model, error) {
+// notify prints what the conversation says about itself.
+func (r *agentRun) notify(n toolshelf.Note) {
+	switch n.Kind {
+	case toolshelf.NoteWaiting:
+		fmt.Fprintln(r.e.stderr, "toolshelf: "+n.Text)
+	case toolshelf.NoteMetrics:
+		if !r.metricsWarned {
+			r.metricsWarned = true
+			printf(r.e.stderr, "toolshelf: warning: %s (--metrics FILE writes elsewhere, --metrics off disables them)\n", n.Text)
+		}
+	default:
+		r.note(n.Text)
+	}
+}
+
+// provider maps --provider, --model, --base-url and the capability flags
+// onto the front door's Provider.
+func (r *agentRun) provider() (toolshelf.Provider, error) {
 	f := r.flags
 	name := f.providerName
 	if name == "" {
@@ -227,55 +218,48 @@ func (r *agentRun) model() (llm.Model, error) {
 			fmt.Fprintln(r.e.stderr, "toolshelf: no ANTHROPIC_API_KEY or OPENAI_API_KEY: answering with the built-in emulator (--provider emulator)")
 		}
 	}
-	cfg := adapterConfig{model: f.model, baseURL: f.baseURL, maxTokens: f.maxTokens}
+	p := toolshelf.Provider{Name: name, Model: f.model, BaseURL: f.baseURL, MaxTokens: f.maxTokens}
+	var api provider.API
 	switch name {
-	case "anthropic":
-		cfg.api, cfg.apiKey = provider.AnthropicMessages, os.Getenv("ANTHROPIC_API_KEY")
-		if cfg.model == "" {
-			cfg.model = "claude-opus-5-5"
+	case toolshelf.Anthropic, toolshelf.OpenAI:
+		api, _ = toolshelf.API(name)
+		if p.Model == "" {
+			p.Model = map[string]string{toolshelf.Anthropic: "claude-opus-5-5", toolshelf.OpenAI: "gpt-5.6-sol"}[name]
 		}
-	case "openai":
-		cfg.api, cfg.apiKey = provider.OpenAIResponses, os.Getenv("OPENAI_API_KEY")
-		if cfg.model == "" {
-			cfg.model = "gpt-5.6-sol"
+		key := map[string]string{toolshelf.Anthropic: "ANTHROPIC_API_KEY", toolshelf.OpenAI: "OPENAI_API_KEY"}[name]
+		if os.Getenv(key) == "" {
+			return p, fmt.Errorf("--provider %s needs an API key: set %s", name, key)
 		}
-	case "openai-chat":
-		cfg.api, cfg.apiKey = provider.OpenAIChat, os.Getenv("OPENAI_API_KEY")
-		if cfg.model == "" {
-			return nil, usagef("--provider openai-chat needs --model (the id the server knows, e.g. llama3.3)")
+	case toolshelf.OpenAIChat:
+		if p.Model == "" {
+			return p, usagef("--provider openai-chat needs --model (the id the server knows, e.g. llama3.3)")
 		}
-		if cfg.apiKey == "" {
-			cfg.apiKey = "none" // local servers ignore it; the SDK wants one
-		}
+		api = provider.OpenAIChat
 	case "emulator":
-		if cfg.model == "" {
-			cfg.model = "claude-opus-5-5"
+		if p.Model == "" {
+			p.Model = "claude-opus-5-5"
 		}
-		cfg.api = guessAPI(cfg.model)
+		api = guessAPI(p.Model)
 		url, stop, err := startEmulator()
 		if err != nil {
-			return nil, err
+			return p, err
 		}
 		r.closers = append(r.closers, stop)
-		cfg.baseURL, cfg.apiKey = url, "emulator"
-		if cfg.api != provider.AnthropicMessages {
-			cfg.baseURL += "/v1"
+		p.Name = map[provider.API]string{provider.AnthropicMessages: toolshelf.Anthropic,
+			provider.OpenAIResponses: toolshelf.OpenAI, provider.OpenAIChat: toolshelf.OpenAIChat}[api]
+		p.BaseURL, p.APIKey = url, "emulator"
+		if api != provider.AnthropicMessages {
+			p.BaseURL += "/v1"
 		}
 	default:
-		return nil, usagef("unknown --provider %q: use anthropic, openai, openai-chat or emulator", name)
+		return p, usagef("unknown --provider %q: use anthropic, openai, openai-chat or emulator", name)
 	}
-	if cfg.apiKey == "" {
-		return nil, fmt.Errorf("--provider %s needs an API key: set %s", name, map[string]string{
-			"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}[name])
-	}
-	caps, err := r.flags.caps.lookup(cfg.api, cfg.model)
+	caps, err := f.caps.lookup(api, p.Model)
 	if err != nil {
-		return nil, err
+		return p, err
 	}
-	cfg.caps = caps
-	r.modelID = cfg.model
-	r.metrics.api, r.metrics.class = string(cfg.api), string(caps.Tools)
-	return newAdapter(cfg)
+	p.Capabilities = &caps
+	return p, nil
 }
 
 // startEmulator serves an in-process emulator whose Scout responder plays
@@ -298,12 +282,12 @@ func startEmulator() (url string, stop func(), err error) {
 	}, nil
 }
 
-// loadMCPConfig reads the MCP servers file: --mcp, else
-// ./.toolshelf/mcp.json, else $XDG_CONFIG_HOME/toolshelf/mcp.json; none is
-// an empty configuration.
-func loadMCPConfig(path string) (*mcpclient.Config, error) {
+// findMCPFile returns the MCP servers file: --mcp, else
+// ./.toolshelf/mcp.json, else $XDG_CONFIG_HOME/toolshelf/mcp.json; "" when
+// there is none.
+func findMCPFile(path string) (string, error) {
 	if path != "" {
-		return mcpclient.LoadConfig(path)
+		return path, nil
 	}
 	candidates := []string{filepath.Join(".toolshelf", "mcp.json")}
 	if dir, err := os.UserConfigDir(); err == nil {
@@ -311,66 +295,40 @@ func loadMCPConfig(path string) (*mcpclient.Config, error) {
 	}
 	for _, c := range candidates {
 		if _, err := os.Stat(c); err == nil {
-			return mcpclient.LoadConfig(c)
+			return c, nil
 		}
 	}
-	return &mcpclient.Config{}, nil
+	return "", nil
 }
 
-// openSession returns the session the flags choose: resumed (or a fork of
-// it) or new.
-func openSession(f *agentFlags) (*session.Session, error) {
+// sessionConfig maps --session-dir, --resume and --fork onto the front
+// door's SessionConfig: a session id, a unique prefix or last resolved to
+// its file.
+func sessionConfig(f *agentFlags) (*toolshelf.SessionConfig, error) {
 	resolve := sessionDir(&f.sessionDir)
-	if f.resume == "" {
-		dir, err := resolve()
-		if err != nil {
-			return nil, err
-		}
-		cwd, _ := os.Getwd()
-		return session.Create(dir, &session.Options{Cwd: cwd})
-	}
-	dir, path, err := locate(resolve, f.resume)
+	dir, err := resolve()
 	if err != nil {
 		return nil, err
 	}
-	var s *session.Session
-	if f.fork {
-		s, err = session.Fork(path, "", dir, nil)
-	} else {
-		s, err = session.Open(path, nil)
+	sc := &toolshelf.SessionConfig{Dir: dir, Fork: f.fork}
+	if f.resume != "" {
+		if _, sc.Resume, err = locate(resolve, f.resume); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, explainSessionError(err)
-	}
-	return s, nil
+	return sc, nil
 }
 
 // prompt runs one user prompt to its end.
 func (r *agentRun) prompt(ctx context.Context, text string) error {
-	if !r.waited {
-		r.waited = true
-		if notice := r.mcp.WaitDirect(ctx, r.flags.firstWait); notice != "" {
-			fmt.Fprintln(r.e.stderr, "toolshelf: "+notice)
-		}
-	}
-	if r.selection != nil {
-		if err := r.selectFor(ctx, text); err != nil {
-			return err
-		}
-	}
-	if err := applyToolPatterns(r.reg, r.flags.tools); err != nil {
-		return err
-	}
-	r.agent.SetSections(llm.Sections{r.mcp.Section()})
 	r.out.redact = r.mcp.Redact
 	var runErr error
-	for ev, err := range r.agent.Run(ctx, llm.UserText(text, time.Now().UnixMilli())) {
+	for ev, err := range r.conv.Run(ctx, text) {
 		if err != nil {
 			runErr = err
 			continue
 		}
 		r.out.event(ev)
-		r.observeMetrics(ev)
 	}
 	r.out.endTurn()
 	return runErr
