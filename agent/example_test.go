@@ -13,7 +13,6 @@ import (
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/toolsearch"
-	"github.com/toolshelf/toolshelf/transcript"
 )
 
 // One run with one Go tool. The agent declares the registry's active tools
@@ -118,7 +117,6 @@ func ExampleAgent_Run_toolSearch() {
 		fmt.Println(err)
 		return
 	}
-	reg.Activate(toolsearch.Name) // tool_search is registered inactive: activate it
 	model := llmtest.New(
 		llmtest.Call(llm.ToolCall{ID: "s1", Name: "tool_search", Arguments: json.RawMessage(`{"query":"create an issue"}`)}),
 		llmtest.Call(llm.ToolCall{ID: "c1", Name: "mcp__tracker__create_issue", Arguments: json.RawMessage(`{"title":"crash on start"}`)}),
@@ -167,11 +165,10 @@ func ExampleAgent_Run_toolSearch() {
 	// request 3 extends request 2: true
 }
 
-// Resuming a saved transcript. The tools it declared must be restored in
-// the new registry (Registry.Restore) before the first run: a server that
-// has not reconnected yet leaves its tools pending, and the agent keeps
-// their declarations. Without Restore the agent sees a tool the model
-// knows but the runtime lacks, and declares its removal.
+// Resuming a saved transcript in a fresh registry. The agent keeps the
+// tools the transcript declared: a tool whose server has not reconnected
+// yet stays declared as a pending name, and becomes callable when it
+// registers. Nothing is removed, so the provider's cached prefix holds.
 func ExampleNew_resume() {
 	saved := []llm.Message{
 		{Role: llm.RoleSystem, Content: []llm.Part{llm.Text("You file bugs.")}, ToolsAdded: []llm.Tool{
@@ -185,42 +182,32 @@ func ExampleNew_resume() {
 			Description: "Create an issue in the tracker.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}}},
 		{Role: llm.RoleAssistant, Content: []llm.Part{llm.Text("It is loaded.")}, StopReason: llm.StopEnd, Timestamp: 5},
 	}
-	var names []string
-	for _, t := range transcript.CurrentTools(saved) {
-		names = append(names, t.Name)
+	// A fresh process: tool_search is back, the tracker server is still
+	// connecting, so its tool is not registered yet.
+	reg := tool.NewRegistry()
+	ranker, _ := search.NewBM25F(nil)
+	reg.Register(toolsearch.New(reg, ranker).Tool())
+	a, err := agent.New(agent.Config{Model: llmtest.New(llmtest.Say("Ready.")), Tools: reg, Messages: saved})
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
-
-	for _, restore := range []bool{false, true} {
-		// A fresh process: tool_search is back, the tracker server is
-		// still connecting, so its tool is not registered yet.
-		reg := tool.NewRegistry()
-		ranker, _ := search.NewBM25F(nil)
-		reg.Register(toolsearch.New(reg, ranker).Tool())
-		reg.Activate(toolsearch.Name)
-		if restore {
-			reg.Restore(names...)
-		}
-		a, err := agent.New(agent.Config{Model: llmtest.New(llmtest.Say("Ready.")), Tools: reg, Messages: saved})
+	for _, err := range a.Run(context.Background(), llm.UserText("File one more.", 6)) {
 		if err != nil {
-			fmt.Println(err)
+			fmt.Println("error:", err)
 			return
 		}
-		for _, err := range a.Run(context.Background(), llm.UserText("File one more.", 6)) {
-			if err != nil {
-				fmt.Println("error:", err)
-				return
-			}
-		}
-		fmt.Printf("restore=%v, pending %v, appended:", restore, reg.Pending())
-		for _, m := range a.Messages()[len(saved):] {
-			fmt.Print(" ", m.Role)
-			for _, r := range m.ToolsRemoved {
-				fmt.Print(" -", r.Name)
-			}
-		}
-		fmt.Println()
 	}
+	fmt.Println("pending:", reg.Pending())
+	fmt.Print("appended:")
+	for _, m := range a.Messages()[len(saved):] {
+		fmt.Print(" ", m.Role)
+		for _, r := range m.ToolsRemoved {
+			fmt.Print(" -", r.Name)
+		}
+	}
+	fmt.Println()
 	// Output:
-	// restore=false, pending [], appended: system -mcp__tracker__create_issue user assistant
-	// restore=true, pending [mcp__tracker__create_issue], appended: user assistant
+	// pending: [mcp__tracker__create_issue]
+	// appended: user assistant
 }
