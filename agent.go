@@ -95,6 +95,9 @@ const (
 	// NoteSelection: a two-phase selection chose tools, failed, or starts
 	// again for a new task.
 	NoteSelection NoteKind = "selection"
+	// NoteSelectionFailed: a selection failed; the model can load tools
+	// with tool_search.
+	NoteSelectionFailed NoteKind = "selection-failed"
 )
 
 // Agent is one conversation on a shelf.

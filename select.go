@@ -118,7 +118,7 @@ func (st *selector) forTask(ctx context.Context, prompt string) error {
 // again selects once more for the current task (SelectConfig.EveryCall).
 func (st *selector) again(ctx context.Context) {
 	if err := st.run(ctx); err != nil && ctx.Err() == nil {
-		st.a.notify(NoteSelection, err.Error())
+		st.a.notify(NoteSelectionFailed, err.Error())
 	}
 }
 
@@ -138,7 +138,7 @@ func (st *selector) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		a.notify(NoteSelection, fmt.Sprintf("selection failed (%v); the model can load tools with tool_search", err))
+		a.notify(NoteSelectionFailed, fmt.Sprintf("selection failed (%v); the model can load tools with tool_search", err))
 		reg.Activate(toolsearch.Name)
 		return nil
 	}

@@ -13,15 +13,15 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/catalog"
 	"github.com/toolshelf/toolshelf/catalog/builtin"
 	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
-	"github.com/toolshelf/toolshelf/provider/anthropic"
-	"github.com/toolshelf/toolshelf/provider/openai"
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/selection"
 	"github.com/toolshelf/toolshelf/tokens"
@@ -280,6 +280,7 @@ type runner struct {
 	class    llm.ToolSupport
 	tick     func()
 
+	shelf    *toolshelf.Shelf
 	reg      *tool.Registry
 	initial  []string
 	names    map[[2]string]string // (server, tool) → model-facing name
@@ -294,44 +295,33 @@ func (r *runner) key() string {
 // records are told apart from the task's own requests.
 func (r *runner) selectKey() string { return r.key() + "-selection" }
 
-// setup builds the registry of the run.
-func (r *runner) setup() error {
-	r.reg = tool.NewRegistry()
+// setup builds the shelf of the run through the front door, as run and
+// chat do: the profile's tools (direct for full, deferred otherwise, with
+// synthetic handlers), the ranker and the load policy.
+func (r *runner) setup(ctx context.Context) error {
 	r.names = map[[2]string]string{}
 	exposure := tool.Deferred
 	if r.strategy == Full {
 		exposure = tool.Direct
 	}
 	namer := tool.NewNamer()
+	var tools []tool.Tool
 	for _, s := range r.servers {
 		for _, t := range s.AsTools(namer, exposure) {
 			t.Handler = syntheticHandler(t.Name)
-			if err := r.reg.Register(t); err != nil {
-				return err
-			}
+			tools = append(tools, t)
 			r.names[[2]string{t.Origin.Server, t.Origin.Tool}] = t.Name
 		}
 	}
-	if r.strategy.searches() || r.strategy.selects() {
-		mode, load := r.cfg.Ranker, r.cfg.Load
-		if r.strategy == Reference {
-			mode, load = search.ModePI, toolsearch.ReferenceLoad
-		}
-		ranker, err := search.New(mode, nil)
-		if err != nil {
-			return err
-		}
-		s := toolsearch.New(r.reg, ranker)
-		s.SetLoadPolicy(load)
-		s.Sync()
-		ts := s.Tool()
-		// Selection declares tool_search only as its fallback.
-		ts.StartInactive = r.strategy.selects()
-		if err := r.reg.Register(ts); err != nil {
-			return err
-		}
+	mode, load := r.cfg.Ranker, r.cfg.Load
+	if r.strategy == Reference {
+		mode, load = search.ModePI, toolsearch.ReferenceLoad
 	}
-	r.initial = r.reg.ActiveNames()
+	shelf, err := toolshelf.New(ctx, toolshelf.Config{Tools: tools, Ranker: mode, Load: &load})
+	if err != nil {
+		return err
+	}
+	r.shelf, r.reg = shelf, shelf.Registry()
 	return nil
 }
 
@@ -342,20 +332,23 @@ func (r *runner) model(key string) (llm.Model, error) {
 		return nil, err
 	}
 	noRetries := 0
+	p := toolshelf.Provider{Model: t.model, APIKey: key, BaseURL: r.baseURL + "/v1", Capabilities: &t.caps, MaxRetries: &noRetries}
 	switch t.api {
 	case provider.AnthropicMessages:
-		return anthropic.New(anthropic.Config{APIKey: key, BaseURL: r.baseURL, Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
+		p.Name, p.BaseURL = toolshelf.Anthropic, r.baseURL
 	case provider.OpenAIResponses:
-		return openai.NewResponses(openai.Config{APIKey: key, BaseURL: r.baseURL + "/v1", Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
+		p.Name = toolshelf.OpenAI
 	default:
-		return openai.NewChat(openai.Config{APIKey: key, BaseURL: r.baseURL + "/v1", Model: t.model, Capabilities: t.caps, MaxRetries: &noRetries})
+		p.Name = toolshelf.OpenAIChat
 	}
+	return toolshelf.NewModel(p)
 }
 
 func (r *runner) run(ctx context.Context) (*RunResult, error) {
-	if err := r.setup(); err != nil {
+	if err := r.setup(ctx); err != nil {
 		return nil, err
 	}
+	defer r.shelf.Close()
 	model, err := r.model(r.key())
 	if err != nil {
 		return nil, err
@@ -378,6 +371,10 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	return res, nil
 }
 
+// benchTime is the time of every message of a benchmark task, so that
+// transcripts are the same from run to run.
+func benchTime() time.Time { return time.UnixMilli(1) }
+
 // task runs one task and measures it.
 func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResult, error) {
 	tr := TaskResult{ID: task.ID, Steps: len(task.Steps)}
@@ -394,29 +391,21 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 		tr.Skipped = "not in the profile: " + strings.Join(missing, ", ")
 		return tr, nil
 	}
-	r.reg.SetActive(r.initial...)
 	r.oracle.set(r.key(), p)
-	acfg := agent.Config{Model: model, Tools: r.reg, SystemPrompt: SystemPrompt, MaxTurns: 4*len(task.Steps) + 4}
+	t, _ := targetFor(r.class)
+	acfg := toolshelf.AgentConfig{Model: model, SystemPrompt: SystemPrompt, MaxTurns: 4*len(task.Steps) + 4, Now: benchTime,
+		Notify: func(n toolshelf.Note) {
+			if n.Kind == toolshelf.NoteSelectionFailed {
+				tr.Error = n.Text
+			}
+		}}
 	if r.strategy.selects() {
-		// The selected tools are declared after a head every task
-		// shares, so the head stays cached across tasks.
-		acfg.HeadTools = func(t llm.Tool) bool { return slices.Contains(r.initial, t.Name) }
+		// The selection is declared after a head every task shares, so the
+		// head stays cached across tasks; without the lock (select), every
+		// later request is preceded by a selection.
 		r.oracle.set(r.selectKey(), p)
-		sel, err := r.selectTools(ctx, task, nil)
-		if err != nil {
-			return tr, err
-		}
-		if r.strategy == Select {
-			acfg.Sequential = true // one re-selection at a time
-			// Without the lock, every later request is preceded by a
-			// selection: after each call, select again and declare
-			// what changed.
-			acfg.AfterToolCall = []agent.AfterHook{func(ctx context.Context, _ *agent.Call, _ *tool.Result) {
-				if _, err := r.selectTools(ctx, task, sel); err != nil && ctx.Err() == nil {
-					tr.Error = err.Error()
-				}
-			}}
-		}
+		acfg.Select = &toolshelf.SelectConfig{Model: r.selModel, ModelID: t.model,
+			Fallbacks: []selection.Fallback{selection.FallbackSearch}, EveryCall: r.strategy == Select}
 	}
 	if r.cfg.Evict && r.strategy.searches() {
 		acfg.AfterToolCall = []agent.AfterHook{func(_ context.Context, c *agent.Call, _ *tool.Result) {
@@ -431,12 +420,15 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 			}
 		}}
 	}
-	a, err := agent.New(acfg)
+	a, err := r.shelf.Agent(ctx, acfg)
 	if err != nil {
 		return tr, err
 	}
+	defer a.Close()
+	// What every task starts from: the same each time.
+	r.initial = r.reg.ActiveNames()
 	var runErr error
-	for _, err := range a.Run(ctx, llm.UserText(task.Prompt, 1)) {
+	for _, err := range a.Run(ctx, task.Prompt) {
 		if err != nil {
 			runErr = err
 		}
@@ -471,33 +463,6 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 		}
 	}
 	return tr, nil
-}
-
-// selectTools runs a selection for the task (continuing sel's
-// conversation when it is not nil) and makes the registry's active set the
-// initial tools plus the selected ones (and tool_search when the selection
-// fell back to it).
-func (r *runner) selectTools(ctx context.Context, task Task, sel *selection.Selector) (*selection.Selector, error) {
-	if sel == nil {
-		t, _ := targetFor(r.class)
-		var err error
-		sel, err = selection.New(selection.Config{Model: r.selModel, ModelID: t.model, Tools: r.reg, SystemPrompt: SystemPrompt,
-			Fallbacks: []selection.Fallback{selection.FallbackSearch}})
-		if err != nil {
-			return nil, err
-		}
-	}
-	res, err := sel.Select(ctx, task.Prompt)
-	if err != nil {
-		return sel, err
-	}
-	active := slices.Clone(r.initial)
-	active = append(active, res.Names...)
-	if res.Search {
-		active = append(active, toolsearch.Name)
-	}
-	r.reg.SetActive(active...)
-	return sel, nil
 }
 
 func safeName(s string) string {
