@@ -3,6 +3,7 @@ package toolshelf_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -144,5 +145,65 @@ func TestResumeThroughTheFrontDoor(t *testing.T) {
 	}
 	if got, want := names(transcript.CurrentTools(req)), names(transcript.CurrentTools(saved)); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the resumed request declares %v, the session declared %v", got, want)
+	}
+}
+
+// TestSelectionAndMetrics checks two-phase selection through the front
+// door — the model picks the tool from the catalog, it is declared after
+// the head, the lock keeps it for the task's next prompt — and the metrics
+// log: a record for the selection and one per request.
+func TestSelectionAndMetrics(t *testing.T) {
+	metrics := t.TempDir() + "/metrics.jsonl"
+	shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Metrics: metrics,
+		Servers: []mcpclient.ServerConfig{{Name: "m", Server: mcptest.NewServer("m", "")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shelf.Close()
+	usage := &llm.Usage{Input: 100, Output: 5}
+	say := func(text string) llmtest.Reply {
+		return llmtest.Reply{Message: llm.Message{Content: []llm.Part{llm.Text(text)}, Usage: usage}}
+	}
+	model := llmtest.New(say("mcp__m__echo"), say("done"), say("done again"))
+	var notes []string
+	a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: model, Select: &toolshelf.SelectConfig{},
+		Notify: func(n toolshelf.Note) { notes = append(notes, string(n.Kind)+": "+n.Text) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, a, "echo some text")
+	run(t, a, "and echo it again")
+	reqs := model.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want one selection and two answers", len(reqs))
+	}
+	msgs := reqs[1].Messages
+	if head := msgs[0]; len(head.ToolsAdded) != 0 {
+		t.Errorf("the head declares %v; the selection belongs after it", names(head.ToolsAdded))
+	}
+	if got := names(transcript.CurrentTools(msgs)); strings.Join(got, " ") != "mcp__m__echo" {
+		t.Errorf("the first answer's request declares %v, want the selected tool alone", got)
+	}
+	if got := names(transcript.CurrentTools(reqs[2].Messages)); strings.Join(got, " ") != "mcp__m__echo" {
+		t.Errorf("the task's second prompt declares %v: the lock should keep the selection", got)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "selection: selected mcp__m__echo (model, 1 selection requests)") {
+		t.Errorf("notes %q", notes)
+	}
+	shelf.Close()
+	b, err := os.ReadFile(metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var strategies []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct{ Strategy string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		strategies = append(strategies, rec.Strategy)
+	}
+	if strings.Join(strategies, " ") != "selection select+lock select+lock" {
+		t.Errorf("metrics records by strategy: %v", strategies)
 	}
 }
