@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolshelf/toolshelf/bench/standin"
 	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/selection"
 	"github.com/toolshelf/toolshelf/tool"
@@ -15,7 +16,7 @@ import (
 )
 
 // callTool is the bridge's meta-tool, as the model sees it.
-const callTool = emulator.CallTool
+const callTool = standin.CallTool
 
 // oracle plays the model for the benchmark, from what each request
 // actually declares: for each step it calls the step's tool when the
@@ -63,15 +64,15 @@ func (o *oracle) Respond(_ context.Context, ex *emulator.Exchange) (*emulator.Re
 	if reply := p.selection(ex.Turns); reply != nil {
 		return reply, nil
 	}
-	declared, bridged := emulator.DeclaredTools(ex)
+	declared, bridged := standin.Offered(ex)
 	k, searches := p.progress(ex.Turns)
 	for ; k < len(p.names); k, searches = k+1, 0 {
 		name := p.names[k]
 		if def, ok := declared[name]; ok {
-			return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: emulator.ExampleArguments(def)}}}, nil
+			return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: standin.ExampleArguments(def)}}}, nil
 		}
 		if def, ok := bridged[name]; ok {
-			args, _ := json.Marshal(map[string]any{"name": name, "arguments": emulator.ExampleArguments(def)})
+			args, _ := json.Marshal(map[string]any{"name": name, "arguments": standin.ExampleArguments(def)})
 			return &emulator.Reply{Calls: []emulator.Call{{Name: callTool, Arguments: args}}}, nil
 		}
 		queries := p.task.Steps[k].Queries
@@ -121,7 +122,7 @@ func (p *plan) progress(turns []emulator.Turn) (step, searches int) {
 			continue
 		}
 		for _, c := range t.Calls {
-			name, args := emulator.UnwrapCall(c)
+			name, args := standin.UnwrapCall(c)
 			if name == toolsearch.Name {
 				var a struct {
 					Query string `json:"query"`

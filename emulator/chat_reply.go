@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-
-	"github.com/toolshelf/toolshelf/provider"
 )
 
 func (chatCodec) writeError(w http.ResponseWriter, e *Error) { oaiWriteError(w, e) }
@@ -144,7 +142,7 @@ func (chatCodec) writeReply(w http.ResponseWriter, ex *Exchange, r *Reply, u Usa
 	chunk(map[string]any{}, finish)
 	if includeUsage {
 		s.data(chatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: ex.Model, ServiceTier: "default",
-			SystemFingerprint: chatFingerprint, Choices: []chatChunkChoice{}, Usage: provider.JSON(chatUsageOf(u))})
+			SystemFingerprint: chatFingerprint, Choices: []chatChunkChoice{}, Usage: compactJSON(chatUsageOf(u))})
 	}
 	s.write([]byte("data: [DONE]\n\n"))
 }

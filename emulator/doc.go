@@ -3,8 +3,14 @@
 // validates requests the way the real APIs do (answering with their error
 // shapes and status codes), simulates their prompt caches and reports
 // cache reads and writes in the usage fields where each API puts them.
-// Replies come from a Responder: an echo, a script, or a benchmark's
-// oracle agent.
+// Replies come from a Responder: an echo, a script, a function, or a
+// stand-in model (package bench/standin, the benchmark's oracle).
+//
+// The emulator is independent of the code it checks: it depends on
+// toolshelf's llm and tokens packages and internal helpers only (the
+// internal/layers test enforces it), and knows nothing of toolshelf's own
+// conventions but that a line of prompt text holding a JSON tool
+// definition counts as one (TextToolDefinition).
 //
 // The cache simulation follows the providers' documentation. A request is
 // decoded into segments in render order (Anthropic: tools, system,

@@ -267,14 +267,14 @@ func (s *Server) outputTokens(r *Reply) int {
 }
 
 // textDefinitionTokens counts the tool definitions a text carries as
-// JSON lines ({"name": ..., "parameters": ...}), as bridge updates do.
+// JSON lines (TextToolDefinition), as toolshelf's bridge updates do.
 func (s *Server) textDefinitionTokens(text string) int {
 	if !strings.Contains(text, `"parameters"`) {
 		return 0
 	}
 	n := 0
 	for line := range strings.Lines(text) {
-		if _, _, ok := bridgeDefinition(line); ok {
+		if _, _, ok := TextToolDefinition(line); ok {
 			n += s.counter.Count(strings.TrimSpace(line))
 		}
 	}

@@ -41,9 +41,9 @@ func realServers(t *testing.T, dir string) string {
 }
 
 // TestRealServersSearchLoadCall drives the agent, answered by the
-// emulator's Scout, against the real servers: each prompt is searched,
-// the load declared before the next request, and the loaded tool called
-// for a real result.
+// stand-in model standin.Scout in the emulator, against the real servers:
+// each prompt is searched, the load declared before the next request, and
+// the loaded tool called for a real result.
 func TestRealServersSearchLoadCall(t *testing.T) {
 	dir := t.TempDir()
 	mcp := realServers(t, dir)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/bench/standin"
 	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/internal/safetext"
 	"github.com/toolshelf/toolshelf/llm"
@@ -262,10 +263,11 @@ func (r *agentRun) provider() (toolshelf.Provider, error) {
 	return p, nil
 }
 
-// startEmulator serves an in-process emulator whose Scout responder plays
-// a model that searches, calls what it found and reports the result.
+// startEmulator serves an in-process emulator whose responder,
+// standin.Scout, plays a model that searches, calls what it found and
+// reports the result.
 func startEmulator() (url string, stop func(), err error) {
-	srv, err := emulator.New(emulator.Config{Responder: emulator.Scout{}})
+	srv, err := emulator.New(emulator.Config{Responder: standin.Scout{}})
 	if err != nil {
 		return "", nil, err
 	}

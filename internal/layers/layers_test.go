@@ -17,6 +17,7 @@ const module = "github.com/toolshelf/toolshelf"
 // docs/ARCHITECTURE.md; a package missing here fails the test.
 var layer = map[string]int{
 	"cmd/toolshelf":      0,
+	"examples/library":   0,
 	"internal/cli":       1,
 	"bench":              2,
 	"":                   3, // the root package, toolshelf: the front door
@@ -26,13 +27,14 @@ var layer = map[string]int{
 	"catalog/builtin":    4,
 	"provider/anthropic": 4,
 	"provider/openai":    4,
-	"emulator":           4,
+	"bench/standin":      4,
 	"mcpclient":          4,
 	"session":            5,
 	"catalog":            5,
 	"toolsearch":         5,
 	"selection":          5,
 	"provider":           5,
+	"emulator":           5,
 	"tool":               6,
 	"search":             6,
 	"transcript":         6,
@@ -60,6 +62,17 @@ var confined = map[string][]string{
 	"github.com/tiktoken-go/tokenizer":       {"tokens"},
 	"github.com/dlclark/regexp2":             {"internal/ecma"},
 	"github.com/schollz/progressbar":         {"internal/cli"},
+}
+
+// standalone lists packages that must stay independent of the rest of
+// the module: everything they depend on, directly or not, within the
+// module is one of the named packages or under a named folder (a name
+// ending in "/"). The emulator checks the adapters' requests, so it must
+// not be built from the code it checks (provider and its adapters, or
+// anything else of toolshelf's): the stand-in models that know toolshelf
+// live in bench/standin.
+var standalone = map[string][]string{
+	"emulator": {"llm", "tokens", "internal/"},
 }
 
 func TestImportsPointDown(t *testing.T) {
@@ -110,6 +123,54 @@ func TestImportsPointDown(t *testing.T) {
 	if seen < len(layer)/2 {
 		t.Errorf("go list found only %d known packages", seen)
 	}
+}
+
+// TestStandalonePackagesDependOnlyOnTheirAllowance fails when a package
+// of standalone depends, directly or through another package, on a
+// package of the module outside its allowance.
+func TestStandalonePackagesDependOnlyOnTheirAllowance(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list dependencies: %v", err)
+	}
+	for pkg, allowed := range standalone {
+		if _, ok := layer[pkg]; !ok {
+			t.Errorf("standalone package %s has no layer", pkg)
+		}
+		cmd := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", module+"/"+pkg)
+		cmd.Dir = "../.."
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr.String())
+		}
+		deps := 0
+		for _, dep := range strings.Fields(string(out)) {
+			rel, ok := strings.CutPrefix(dep, module+"/")
+			if !ok || rel == pkg {
+				continue
+			}
+			deps++
+			if !within(rel, allowed) {
+				t.Errorf("%s depends on %s: it may depend only on %v of this module; move the code that needs %[2]s out of %[1]s", pkg, rel, allowed)
+			}
+		}
+		if deps == 0 {
+			t.Errorf("go list -deps %s found no package of the module: is the listing right?", pkg)
+		}
+	}
+}
+
+// within reports whether pkg is one of allowed, or under one that ends in
+// "/".
+func within(pkg string, allowed []string) bool {
+	for _, a := range allowed {
+		if pkg == a || strings.HasSuffix(a, "/") && strings.HasPrefix(pkg, a) {
+			return true
+		}
+	}
+	return false
 }
 
 func allowedIn(pkg string, allowed []string) bool {

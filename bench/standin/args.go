@@ -1,4 +1,4 @@
-package emulator
+package standin
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package emulator
+package standin
 
 import (
 	"context"
@@ -10,8 +10,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/toolshelf/toolshelf/llm"
-	"github.com/toolshelf/toolshelf/provider"
+	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/selection"
 	"github.com/toolshelf/toolshelf/toolsearch"
@@ -29,18 +28,18 @@ import (
 type Scout struct{}
 
 // Respond answers one request.
-func (Scout) Respond(_ context.Context, ex *Exchange) (*Reply, error) {
+func (Scout) Respond(_ context.Context, ex *emulator.Exchange) (*emulator.Reply, error) {
 	u := lastUserRequest(ex.Turns)
 	if u < 0 {
-		return &Reply{Text: "There is no request to answer."}, nil
+		return &emulator.Reply{Text: "There is no request to answer."}, nil
 	}
 	request := ex.Turns[u].Text
 	if reply := scoutSelection(ex.Turns, request); reply != nil {
 		return reply, nil
 	}
-	declared, bridged := DeclaredTools(ex)
-	var calls []Call
-	results := map[string]Turn{}
+	direct, bridged := Offered(ex)
+	var calls []emulator.Call
+	results := map[string]emulator.Turn{}
 	for _, t := range ex.Turns[u+1:] {
 		switch t.Role {
 		case "assistant":
@@ -51,38 +50,38 @@ func (Scout) Respond(_ context.Context, ex *Exchange) (*Reply, error) {
 	}
 	if len(calls) == 0 {
 		if name := namedTool(ex, bridged, request); name != "" {
-			if schema, ok := declared[name]; ok {
-				return &Reply{Calls: []Call{{Name: name, Arguments: ExampleArguments(schema)}}}, nil
+			if schema, ok := direct[name]; ok {
+				return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: ExampleArguments(schema)}}}, nil
 			}
 			args, _ := json.Marshal(map[string]any{"name": name, "arguments": ExampleArguments(bridged[name])})
-			return &Reply{Calls: []Call{{Name: CallTool, Arguments: args}}}, nil
+			return &emulator.Reply{Calls: []emulator.Call{{Name: CallTool, Arguments: args}}}, nil
 		}
-		if _, ok := declared[searchTool]; ok {
+		if _, ok := direct[searchTool]; ok {
 			query := strings.Join(strings.Fields(request), " ")
 			if len(query) > 200 {
 				query = query[:200]
 			}
 			args, _ := json.Marshal(map[string]string{"query": query})
-			return &Reply{Calls: []Call{{Name: searchTool, Arguments: args}}}, nil
+			return &emulator.Reply{Calls: []emulator.Call{{Name: searchTool, Arguments: args}}}, nil
 		}
 		if name := bestMatch(ex.Tools, request); name != "" {
-			return &Reply{Calls: []Call{{Name: name, Arguments: ExampleArguments(declared[name])}}}, nil
+			return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: ExampleArguments(direct[name])}}}, nil
 		}
-		return &Reply{Text: "I have no tool for that: " + request}, nil
+		return &emulator.Reply{Text: "I have no tool for that: " + request}, nil
 	}
 	last := calls[len(calls)-1]
 	res := results[last.ID]
 	if last.Name == searchTool {
 		for _, name := range loadedNames(res.Text) {
-			if schema, ok := declared[name]; ok {
-				return &Reply{Calls: []Call{{Name: name, Arguments: ExampleArguments(schema)}}}, nil
+			if schema, ok := direct[name]; ok {
+				return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: ExampleArguments(schema)}}}, nil
 			}
 			if schema, ok := bridged[name]; ok {
 				args, _ := json.Marshal(map[string]any{"name": name, "arguments": ExampleArguments(schema)})
-				return &Reply{Calls: []Call{{Name: CallTool, Arguments: args}}}, nil
+				return &emulator.Reply{Calls: []emulator.Call{{Name: CallTool, Arguments: args}}}, nil
 			}
 		}
-		return &Reply{Text: "The search loaded nothing I can call: " + firstLine(res.Text)}, nil
+		return &emulator.Reply{Text: "The search loaded nothing I can call: " + firstLine(res.Text)}, nil
 	}
 	name, _ := UnwrapCall(last)
 	text := res.Text
@@ -93,7 +92,7 @@ func (Scout) Respond(_ context.Context, ex *Exchange) (*Reply, error) {
 	if res.IsError {
 		verb = "failed"
 	}
-	return &Reply{Text: fmt.Sprintf("%s %s:\n%s", name, verb, text)}, nil
+	return &emulator.Reply{Text: fmt.Sprintf("%s %s:\n%s", name, verb, text)}, nil
 }
 
 // catalogLine is a line of a selection catalog: "name: brief" or
@@ -105,7 +104,7 @@ var catalogLine = regexp.MustCompile(`^([A-Za-z0-9_.-]+)(?: \(\d+ tools\))?: (.+
 // group request, tools for a tool request), the entries whose name and
 // brief share most words with the task (the best-scoring ones, at most
 // three).
-func scoutSelection(turns []Turn, request string) *Reply {
+func scoutSelection(turns []emulator.Turn, request string) *emulator.Reply {
 	group := strings.HasPrefix(request, selection.GroupRequest)
 	if !group && !strings.HasPrefix(request, selection.ToolRequest) {
 		return nil
@@ -145,7 +144,7 @@ func scoutSelection(turns []Turn, request string) *Reply {
 		}
 	}
 	if len(entries) == 0 {
-		return &Reply{Text: "NONE"}
+		return &emulator.Reply{Text: "NONE"}
 	}
 	slices.SortStableFunc(entries, func(a, b scored) int { return b.score - a.score })
 	var names []string
@@ -154,7 +153,7 @@ func scoutSelection(turns []Turn, request string) *Reply {
 			names = append(names, e.name)
 		}
 	}
-	return &Reply{Text: strings.Join(names, ", ")}
+	return &emulator.Reply{Text: strings.Join(names, ", ")}
 }
 
 // searchTool is the discovery tool's name.
@@ -162,7 +161,7 @@ const searchTool = toolsearch.Name
 
 // lastUserRequest returns the index of the last user turn that is not a
 // runtime update sent as user text.
-func lastUserRequest(turns []Turn) int {
+func lastUserRequest(turns []emulator.Turn) int {
 	for i := len(turns) - 1; i >= 0; i-- {
 		if turns[i].Role == "user" && !strings.HasPrefix(strings.TrimSpace(turns[i].Text), "<system-update>") {
 			return i
@@ -196,7 +195,7 @@ func loadedNames(result string) []string {
 // call_tool) whose own name shares most words of three letters or more
 // with the text: for mcp__fs__list_allowed_directories, "list", "allowed"
 // and "directories". It returns "" when no tool's name is mentioned.
-func namedTool(ex *Exchange, bridged map[string]json.RawMessage, text string) string {
+func namedTool(ex *emulator.Exchange, bridged map[string]json.RawMessage, text string) string {
 	words := map[string]bool{}
 	for _, w := range splitWords(text) {
 		words[w] = true
@@ -229,7 +228,7 @@ func namedTool(ex *Exchange, bridged map[string]json.RawMessage, text string) st
 }
 
 // bestMatch returns the tool sharing most words with the text.
-func bestMatch(tools []ToolDef, text string) string {
+func bestMatch(tools []emulator.ToolDef, text string) string {
 	words := map[string]bool{}
 	for _, w := range splitWords(text) {
 		words[w] = true
@@ -256,11 +255,4 @@ func splitWords(s string) []string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// UnwrapCall returns the tool a call stands for and its arguments,
-// seeing through call_tool as the runtime does (provider.UnwrapCallTool).
-func UnwrapCall(c Call) (string, json.RawMessage) {
-	tc := provider.UnwrapCallTool(llm.ToolCall{Name: c.Name, Arguments: c.Arguments})
-	return tc.Name, tc.Arguments
 }

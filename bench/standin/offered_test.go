@@ -1,22 +1,24 @@
-package emulator
+package standin
 
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/toolshelf/toolshelf/emulator"
 )
 
-// DeclaredTools reads the tools a bridge update loads from its JSON lines
+// Offered reads the tools a bridge update loads from its JSON lines
 // and drops those a later update withdraws.
-func TestDeclaredToolsReadsBridgeUpdates(t *testing.T) {
-	ex := &Exchange{
-		Tools: []ToolDef{{Name: "tool_search"}, {Name: "call_tool", Parameters: json.RawMessage(`{}`)}},
-		Turns: []Turn{
+func TestOfferedReadsBridgeUpdates(t *testing.T) {
+	ex := &emulator.Exchange{
+		Tools: []emulator.ToolDef{{Name: "tool_search"}, {Name: "call_tool", Parameters: json.RawMessage(`{}`)}},
+		Turns: []emulator.Turn{
 			{Role: "user", Text: "<system-update>\nTools loaded. ...\n{\"name\":\"a\",\"description\":\"A\",\"parameters\":{\"type\":\"object\"}}\n{\"name\":\"b\",\"parameters\":{}}\n</system-update>"},
 			{Role: "system", Text: "Tools no longer available: a."},
 		},
 	}
-	declared, bridged := DeclaredTools(ex)
-	if _, ok := declared["call_tool"]; !ok {
+	direct, bridged := Offered(ex)
+	if _, ok := direct["call_tool"]; !ok {
 		t.Error("call_tool not declared")
 	}
 	if _, ok := bridged["a"]; ok {

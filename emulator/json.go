@@ -1,0 +1,21 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// compactJSON writes v as compact JSON without HTML escaping ("<", ">"
+// and "&" stay as they are), as the APIs write their answers and the SDKs
+// their request bodies. It is for values that always encode (strings,
+// numbers, maps and structs of them, raw JSON); it panics otherwise, since
+// a value that does not encode is a bug of the emulator, not of a request.
+func compactJSON(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic("emulator: compactJSON: " + err.Error())
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
