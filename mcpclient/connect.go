@@ -156,6 +156,13 @@ func (m *Manager) connect(s *server) {
 	if err == nil && m.closed {
 		err = errClosed
 	}
+	m.mu.Unlock()
+	if err != nil {
+		// Logged before the state is published, so whoever waits for the
+		// server finds the failure in the log too.
+		s.log.Warn("connection failed", "error", err)
+	}
+	m.mu.Lock()
 	if err != nil {
 		s.state, s.err = Failed, s.redact.Err(err)
 	} else {
@@ -167,7 +174,6 @@ func (m *Manager) connect(s *server) {
 		if c != nil {
 			_ = c.close()
 		}
-		s.log.Warn("connection failed", "error", err)
 		m.changed()
 		return
 	}
