@@ -171,3 +171,13 @@ func (s *Shelf) begin() {
 
 // tokenCounter is the counter of the metrics records.
 var tokenCounter = sync.OnceValues(tokens.Default)
+
+// Record appends rec to the shelf's metrics log (Config.Metrics), so that
+// toolshelf stats counts it; without a log it does nothing. The gateway
+// records its searches and calls this way.
+func (s *Shelf) Record(rec tokens.Record) error {
+	if s.metrics == nil {
+		return nil
+	}
+	return s.metrics.append(rec)
+}

@@ -261,3 +261,16 @@ func invalidText(ctx context.Context, name string, err error) string {
 	}
 	return fmt.Sprintf("Invalid arguments for tool %s: %s", quoteName(name), clipText(err.Error(), maxErrorBytes))
 }
+
+// Validator checks a tool call's arguments against the tool's JSON Schema
+// exactly as the loop does before every call: compiled once per distinct
+// schema, remote references refused, patterns matched under a time budget
+// (a second for one call) and within ctx. A schema that does not compile is
+// not enforced. The zero value is ready to use and safe for concurrent use.
+type Validator struct{ cache schemaCache }
+
+// Validate returns why args do not suit t's schema, in the words the loop
+// tells the model, or nil.
+func (v *Validator) Validate(ctx context.Context, t tool.Tool, args []byte) error {
+	return v.cache.validate(ctx, t, args)
+}

@@ -20,6 +20,7 @@ var layer = map[string]int{
 	"examples/library":   0,
 	"internal/cli":       1,
 	"bench":              2,
+	"gateway":            2,
 	"":                   3, // the root package, toolshelf: the front door
 	"eval":               4,
 	"lint":               4,

@@ -1,0 +1,26 @@
+// Package gateway serves a toolshelf shelf as one MCP server in front of
+// many: any MCP client (Claude Code, Cursor, Codex, VS Code, …) gets one
+// index over every upstream server and a tool list that never changes
+// under its prompt cache.
+//
+// A [Gateway] offers surfaces, chosen by the operator, never by sniffing
+// the client:
+//
+//   - [Meta] (the default): a fixed tools/list of tool_search and call_tool
+//     with static descriptions that name no tool, server or count, so the
+//     list is byte-identical for the life of the process whatever connects,
+//     loads, changes or fails upstream. tool_search returns the found tools'
+//     definitions as text; call_tool validates the arguments against the
+//     target's schema, repairs the common malformations, and dispatches.
+//   - [Direct]: every upstream tool, typed, named as the shelf names them,
+//     for clients that defer tools themselves, kept in step with upstream
+//     changes (tools/list_changed).
+//
+// Both surfaces keep no state per client: the index is built once for all
+// clients and kept in step with upstream list changes and reconnects, so
+// any number of replicas behind a load balancer answer any request. Over
+// HTTP the gateway is a stateless streamable HTTP handler that serves both
+// protocol generations (2025-11-25 clients that initialize, and 2026-07-28
+// clients without sessions). Tools hidden by the servers file
+// ("toolExposure": {"delete_*": "hidden"}) are denied on every surface.
+package gateway

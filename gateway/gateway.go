@@ -1,0 +1,208 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/mcpclient"
+	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
+)
+
+// Surface is what a gateway shows its clients.
+type Surface string
+
+// The surfaces.
+const (
+	// Meta shows tool_search and call_tool, a list that never changes.
+	Meta Surface = "meta"
+	// Direct shows every upstream tool, typed.
+	Direct Surface = "direct"
+)
+
+// Surfaces lists the surfaces, the default first.
+var Surfaces = []Surface{Meta, Direct}
+
+// ParseSurface reads a surface's name.
+func ParseSurface(s string) (Surface, error) {
+	for _, x := range Surfaces {
+		if string(x) == s {
+			return x, nil
+		}
+	}
+	return "", fmt.Errorf("unknown surface %q: use meta (tool_search and call_tool, a fixed list) or direct (every upstream tool)", s)
+}
+
+// Config configures a [Gateway].
+type Config struct {
+	// Name and Version identify the gateway to its clients; empty means
+	// "toolshelf" and "dev".
+	Name, Version string
+	// AlwaysLoad names the upstream servers whose tools the direct surface
+	// marks for clients to declare up front (Claude Code reads
+	// _meta["anthropic/alwaysLoad"]).
+	AlwaysLoad []string
+	// Logger receives the gateway's own log; nil discards it.
+	Logger *slog.Logger
+}
+
+// Gateway serves a shelf to MCP clients. Make one with [New]; it is safe
+// for concurrent use and keeps no state per client.
+type Gateway struct {
+	shelf     *toolshelf.Shelf
+	reg       *tool.Registry
+	mcp       *mcpclient.Manager
+	searcher  *toolsearch.Searcher
+	cfg       Config
+	validator agent.Validator
+
+	once   sync.Once
+	meta   *mcp.Server
+	direct *directServer
+}
+
+// New returns a gateway over a shelf. Every upstream tool the shelf holds
+// is reachable (hidden ones are denied); the shelf should keep them all on
+// the shelf (deferred), as [ShelfConfig] makes it, so that one index serves
+// every search.
+func New(shelf *toolshelf.Shelf, cfg Config) *Gateway {
+	if cfg.Name == "" {
+		cfg.Name = "toolshelf"
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Gateway{shelf: shelf, reg: shelf.Registry(), mcp: shelf.MCP(), searcher: shelf.Searcher(), cfg: cfg}
+}
+
+// ShelfConfig returns the shelf configuration a gateway wants for servers:
+// every tool on the shelf (direct exposures and always-loaded servers
+// become deferred: a gateway declares nothing itself), hidden tools kept
+// hidden. It also returns the names of the servers that were always
+// loaded, for [Config.AlwaysLoad].
+func ShelfConfig(servers []mcpclient.ServerConfig) (out []mcpclient.ServerConfig, alwaysLoad []string) {
+	for _, s := range servers {
+		if s.AlwaysLoad {
+			alwaysLoad = append(alwaysLoad, s.Name)
+		}
+		s.AlwaysLoad = false
+		if s.Exposure == tool.Direct || s.Exposure == tool.ModelOnly {
+			s.Exposure = tool.Deferred
+		}
+		te := slices.Clone(s.ToolExposure)
+		for i := range te {
+			if te[i].Exposure == tool.Direct || te[i].Exposure == tool.ModelOnly {
+				te[i].Exposure = tool.Deferred
+			}
+		}
+		s.ToolExposure = te
+		out = append(out, s)
+	}
+	return out, alwaysLoad
+}
+
+// Server returns the MCP server of a surface, made once and shared by
+// every client.
+func (g *Gateway) Server(s Surface) *mcp.Server {
+	g.once.Do(func() {
+		g.meta = g.newMeta()
+		g.direct = g.newDirect()
+	})
+	if s == Direct {
+		return g.direct.srv
+	}
+	return g.meta
+}
+
+// Close stops following the registry.
+func (g *Gateway) Close() {
+	if g.direct != nil {
+		g.direct.cancel()
+	}
+}
+
+// impl is the gateway's implementation record.
+func (g *Gateway) impl() *mcp.Implementation {
+	return &mcp.Implementation{Name: g.cfg.Name, Version: g.cfg.Version}
+}
+
+// callable reports whether a registered tool may be called through the
+// gateway: an upstream or program tool that is not hidden and is not a
+// discovery tool of the shelf's own.
+func callable(t tool.Tool) bool {
+	return t.Exposure != tool.Hidden && !t.Reaches.All && t.Handler != nil
+}
+
+// dispatch runs a call of a registered tool: it waits for the tool's
+// server, validates the arguments and calls it. The result is the MCP
+// result the client gets; a Go error only when ctx ended.
+func (g *Gateway) dispatch(ctx context.Context, s Surface, name string, args json.RawMessage, fix func(t tool.Tool, err error) string) (*mcp.CallToolResult, error) {
+	if err := g.mcp.WaitFor(ctx, name); err != nil {
+		return nil, err
+	}
+	t, ok := g.reg.Get(name)
+	if !ok || !callable(t) {
+		return errorResult(fmt.Sprintf("Tool %s is not available through this gateway.", name)), nil
+	}
+	if len(strings.TrimSpace(string(args))) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := g.validator.Validate(ctx, t, args); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return errorResult(fix(t, err)), nil
+	}
+	res, err := t.Handler.Call(ctx, args)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return errorResult(fmt.Sprintf("Tool %s failed: %v", name, err)), nil
+	}
+	g.record(s, name)
+	return convert(res), nil
+}
+
+// convert turns a shelf result into an MCP result.
+func convert(res *tool.Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{}}
+	for _, c := range res.Content {
+		if c.MIMEType != "" && len(c.Data) > 0 {
+			out.Content = append(out.Content, &mcp.ImageContent{MIMEType: c.MIMEType, Data: c.Data})
+			continue
+		}
+		out.Content = append(out.Content, &mcp.TextContent{Text: c.Text})
+	}
+	if len(res.Structured) > 0 && json.Valid(res.Structured) {
+		out.StructuredContent = res.Structured
+	}
+	return out
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// declaration is a tool as an llm declaration, for token counts.
+func declaration(t *mcp.Tool) llm.Tool {
+	b, _ := json.Marshal(t.InputSchema)
+	return llm.Tool{Name: t.Name, Description: t.Description, Parameters: b}
+}

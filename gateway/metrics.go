@@ -1,0 +1,36 @@
+package gateway
+
+import (
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolshelf/toolshelf/tokens"
+)
+
+// record appends a metrics record for a search or a call through a
+// surface: the tools that surface declares to its clients, with their
+// tokens, and the tool called (tool_search for a search).
+func (g *Gateway) record(s Surface, called string) {
+	counter, err := tokens.Default()
+	if err != nil {
+		return
+	}
+	rec := tokens.Record{Time: time.Now(), API: "mcp", Strategy: "gateway-" + string(s), Called: []string{called}}
+	var tools []*mcp.Tool
+	if s == Direct {
+		tools = g.direct.tools()
+	} else {
+		tools = metaTools()
+	}
+	for _, t := range tools {
+		n := counter.Tool(declaration(t))
+		rec.Declared = append(rec.Declared, t.Name)
+		rec.DeclaredTokens = append(rec.DeclaredTokens, n)
+		rec.ToolTokens += n
+	}
+	rec.Tools = len(rec.Declared)
+	if err := g.shelf.Record(rec); err != nil {
+		g.cfg.Logger.Warn("metrics not recorded", "err", err)
+	}
+}

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/gateway"
+	"github.com/toolshelf/toolshelf/mcpclient"
+)
+
+func newServeCmd(e *env) *cobra.Command {
+	var mcpFile, surface, httpAddr, token, metrics string
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the MCP servers of an mcp.json as one MCP server (the gateway)",
+		Long: `serve puts toolshelf between an MCP client (Claude Code, Claude Desktop, Cursor, VS Code,
+Codex, Gemini CLI, …) and the MCP servers of --mcp: one index over every server, tools loaded on
+demand, and a tool list that never changes under the client's prompt cache.
+
+Surfaces (--surface on stdio; the URL path over HTTP):
+  meta    (default) tool_search and call_tool, a fixed tools/list: search returns the found
+          tools' definitions, call_tool validates the arguments and runs the tool
+  direct  every upstream tool, typed, for clients that defer tools themselves
+
+Standard input and output by default (the client starts the gateway); --http ADDR serves
+streamable HTTP at http://ADDR/mcp (meta), /mcp/meta and /mcp/direct, stateless, for clients of
+both protocol generations. HTTP listens on loopback unless told otherwise, and an address other
+machines can reach needs --token. Upstream servers connect in the background: the gateway
+answers at once, and a search waits for servers still connecting. Tools hidden in the servers
+file ("toolExposure": {"delete_*": "hidden"}) are denied on every surface. Every search and call
+is appended to the metrics log (read it with toolshelf stats).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := gateway.ParseSurface(surface)
+			if err != nil {
+				return usagef("--surface: %v", err)
+			}
+			path, err := findMCPFile(mcpFile)
+			if err != nil {
+				return err
+			}
+			if path == "" {
+				return usagef("serve needs a servers file: --mcp FILE, or ./.toolshelf/mcp.json, or $XDG_CONFIG_HOME/toolshelf/mcp.json")
+			}
+			cfg, err := mcpclient.LoadConfig(path)
+			if err != nil {
+				return err
+			}
+			var ln net.Listener
+			if httpAddr != "" {
+				if ln, err = listenGateway(httpAddr, token); err != nil {
+					return err
+				}
+				defer ln.Close()
+			}
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+			servers, always := gateway.ShelfConfig(cfg.Servers)
+			scfg := toolshelf.Config{Servers: servers, Logger: logger, ClientName: "toolshelf", ClientVersion: version()}
+			if metrics != metricsOff {
+				if metrics == "" {
+					if metrics, err = defaultMetricsPath(); err != nil {
+						printf(e.stderr, "toolshelf: warning: metrics not recorded: %v (--metrics off disables them)\n", err)
+						metrics = ""
+					}
+				}
+				scfg.Metrics = metrics
+			}
+			shelf, err := toolshelf.New(e.ctx, scfg)
+			if err != nil {
+				return err
+			}
+			defer shelf.Close()
+			g := gateway.New(shelf, gateway.Config{Name: "toolshelf", Version: version(), AlwaysLoad: always, Logger: logger})
+			defer g.Close()
+			if ln == nil {
+				err := g.ServeStdio(e.ctx, s, io.NopCloser(e.stdin), nopWriteCloser{e.stdout})
+				if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+			fmt.Fprintf(e.stderr, "toolshelf gateway on http://%s/mcp (meta), /mcp/direct (direct)\n", ln.Addr())
+			hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+			go func() {
+				<-e.ctx.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = hs.Shutdown(ctx)
+			}()
+			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&mcpFile, "mcp", "", "MCP servers file in the mcpServers format (default: ./.toolshelf/mcp.json, then $XDG_CONFIG_HOME/toolshelf/mcp.json)")
+	fl.StringVar(&surface, "surface", string(gateway.Meta), "what stdio clients see: meta (tool_search and call_tool) or direct (every upstream tool)")
+	fl.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of standard input and output")
+	fl.StringVar(&token, "token", os.Getenv("TOOLSHELF_TOKEN"), "bearer token HTTP clients must send (default $TOOLSHELF_TOKEN); required beyond loopback")
+	fl.StringVar(&metrics, "metrics", "", "metrics log of searches and calls, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl)")
+	fl.BoolVarP(&verbose, "verbose", "v", false, "log upstream connections and servers' standard error to stderr")
+	return cmd
+}
+
+// listenGateway listens on addr, refusing an address other machines can
+// reach unless a token guards it.
+func listenGateway(addr, token string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--http %s: %w", addr, err)
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && token == "" {
+		ln.Close()
+		return nil, usagef("--http %s listens beyond this machine (%s) without authentication: set --token (or $TOOLSHELF_TOKEN) so clients must send it, or listen on 127.0.0.1", addr, ln.Addr())
+	}
+	return ln, nil
+}
+
+// nopWriteCloser is a writer whose Close does nothing: the gateway does
+// not close the process's standard output.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
