@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolshelf/toolshelf/provider"
+	"github.com/toolshelf/toolshelf/internal/adapt"
 )
 
 // anthMsg is a decoded message: what the conversation rules and the turns
@@ -257,7 +257,7 @@ func (d *anthDecoder) toolUse(b anthObj) (anthBlock, *Error) {
 	if e != nil {
 		return blk, e
 	}
-	blk.id, blk.name, blk.input = id, name, provider.JSON(input.m)
+	blk.id, blk.name, blk.input = id, name, adapt.JSON(input.m)
 	d.addSeg(Segment{Bytes: canonical(b.m), Breakpoint: ttl}, "tool_use")
 	return blk, nil
 }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/toolshelf/toolshelf/provider"
+	"github.com/toolshelf/toolshelf/internal/adapt"
 )
 
 func (chatCodec) writeError(w http.ResponseWriter, e *Error) { oaiWriteError(w, e) }
@@ -144,7 +144,7 @@ func (chatCodec) writeReply(w http.ResponseWriter, ex *Exchange, r *Reply, u Usa
 	chunk(map[string]any{}, finish)
 	if includeUsage {
 		s.data(chatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: ex.Model, ServiceTier: "default",
-			SystemFingerprint: chatFingerprint, Choices: []chatChunkChoice{}, Usage: provider.JSON(chatUsageOf(u))})
+			SystemFingerprint: chatFingerprint, Choices: []chatChunkChoice{}, Usage: adapt.JSON(chatUsageOf(u))})
 	}
 	s.write([]byte("data: [DONE]\n\n"))
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolshelf/toolshelf/provider"
+	"github.com/toolshelf/toolshelf/internal/adapt"
 )
 
 // oaiNullable is a string that is null when empty.
@@ -43,14 +43,14 @@ func oaiWriteError(w http.ResponseWriter, e *Error) {
 	body := map[string]any{"error": map[string]any{
 		"message": e.Message, "type": typ, "param": oaiNullable(e.Param), "code": oaiNullable(e.Code),
 	}}
-	_, _ = w.Write(append(provider.JSON(body), '\n'))
+	_, _ = w.Write(append(adapt.JSON(body), '\n'))
 }
 
 // oaiWriteJSON writes a 200 JSON reply.
 func oaiWriteJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(append(provider.JSON(v), '\n'))
+	_, _ = w.Write(append(adapt.JSON(v), '\n'))
 }
 
 // oaiStream writes server-sent events, flushing after each.
@@ -80,7 +80,7 @@ func (s *oaiStream) write(b []byte) {
 // event writes a Responses event: the type and sequence number first,
 // then the fields of v (a struct or map).
 func (s *oaiStream) event(typ string, v any) {
-	fields := provider.JSON(v)
+	fields := adapt.JSON(v)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "event: %s\ndata: {\"type\":%q,\"sequence_number\":%d", typ, typ, s.seq)
 	if len(fields) > 2 {
@@ -96,7 +96,7 @@ func (s *oaiStream) event(typ string, v any) {
 
 // data writes a Chat Completions chunk (no event name).
 func (s *oaiStream) data(v any) {
-	s.write(append(append([]byte("data: "), provider.JSON(v)...), "\n\n"...))
+	s.write(append(append([]byte("data: "), adapt.JSON(v)...), "\n\n"...))
 }
 
 // oaiChunks splits text into stream deltas of a few words: a cut after

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/transcript"
 )
@@ -81,11 +82,11 @@ func bridgeText(m *llm.Message) string {
 // compactDefinition writes {"name","description","parameters"} as compact
 // JSON, the schema's key order kept.
 func compactDefinition(t llm.Tool) []byte {
-	return JSON(struct {
+	return adapt.JSON(struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
 		Parameters  json.RawMessage `json:"parameters"`
-	}{t.Name, t.Description, CompactSchema(t)})
+	}{t.Name, t.Description, adapt.CompactSchema(t)})
 }
 
 // wrapCalls returns a copy of an assistant message whose calls of tools
@@ -104,29 +105,14 @@ func wrapCalls(m *llm.Message, head map[string]bool) (*llm.Message, bool) {
 		tc := *part.ToolCall
 		var b bytes.Buffer
 		b.WriteString(`{"name":`)
-		b.Write(JSON(tc.Name))
+		b.Write(adapt.JSON(tc.Name))
 		b.WriteString(`,"arguments":`)
-		b.Write(ArgumentsObject(tc.Arguments))
+		b.Write(adapt.ArgumentsObject(tc.Arguments))
 		b.WriteByte('}')
 		tc.Name, tc.Arguments = CallToolName, b.Bytes()
 		out.Content[j].ToolCall = &tc
 	}
 	return out, out != nil
-}
-
-// ArgumentsObject returns a call's arguments as a compact JSON object
-// fit to send back to a provider: the arguments themselves when they are
-// one, {} when the model wrote something else (its invalid output stays in
-// the transcript; the tool result already told it what was wrong).
-func ArgumentsObject(raw json.RawMessage) json.RawMessage {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
-		var b bytes.Buffer
-		if json.Compact(&b, trimmed) == nil {
-			return b.Bytes()
-		}
-	}
-	return json.RawMessage(`{}`)
 }
 
 // Unwrap turns a model's call_tool call into the call it stands for (same
@@ -167,11 +153,4 @@ func UnwrapCallTool(tc llm.ToolCall) llm.ToolCall {
 		args = []byte(`{}`)
 	}
 	return llm.ToolCall{ID: tc.ID, Name: call.Name, Arguments: json.RawMessage(bytes.Clone(args))}
-}
-
-// UserUpdateText wraps an update's text for a model that takes no system
-// text mid-conversation, so it can travel as a user message and still read
-// as an instruction from the runtime rather than from the user.
-func UserUpdateText(text string) string {
-	return "<system-update>\n" + text + "\n</system-update>"
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 )
 
@@ -18,7 +19,7 @@ import (
 // arguments are {"name": ..., "arguments": {...}} the call is that tool's
 // with those arguments. A call the bridge wraps as call_tool (a tool
 // outside the head) unwraps to the call with its arguments as the bridge
-// sent them (ArgumentsObject).
+// sent them (adapt.ArgumentsObject).
 func FuzzUnwrap(f *testing.F) {
 	for _, c := range [][2]string{
 		{"late_tool", `{"name":"late_tool","arguments":{"path":"a.txt"}}`},
@@ -91,7 +92,7 @@ func FuzzUnwrap(f *testing.F) {
 			t.Fatalf("wrapped as %+v", sent)
 		}
 		back := bridge.Unwrap(sent)
-		want := llm.ToolCall{ID: "id", Name: name, Arguments: ArgumentsObject(args)}
+		want := llm.ToolCall{ID: "id", Name: name, Arguments: adapt.ArgumentsObject(args)}
 		if !reflect.DeepEqual(back, want) {
 			t.Fatalf("wrapped as %s and unwrapped to %+v, want %+v", sent.Arguments, back, want)
 		}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/transcript"
@@ -147,7 +148,7 @@ const RefusedDescription = "Unavailable: this tool's definition is one providers
 // without properties. It depends on the name only, so the requests of a
 // session stay byte-stable.
 func Refused(t llm.Tool) llm.Tool {
-	return llm.Tool{Name: t.Name, Description: RefusedDescription, Parameters: json.RawMessage(EmptySchema)}
+	return llm.Tool{Name: t.Name, Description: RefusedDescription, Parameters: json.RawMessage(adapt.EmptySchema)}
 }
 
 // withoutRefused returns msgs with every declaration that fails the check

@@ -280,20 +280,6 @@ func TestUnwrapCallTool(t *testing.T) {
 	}
 }
 
-func TestArgumentsObject(t *testing.T) {
-	for in, want := range map[string]string{
-		`{ "a" : 1 }`: `{"a":1}`,
-		`[1]`:         `{}`,
-		`{"a":`:       `{}`,
-		``:            `{}`,
-		`"s"`:         `{}`,
-	} {
-		if got := string(ArgumentsObject(json.RawMessage(in))); got != want {
-			t.Errorf("ArgumentsObject(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 func TestCheckNames(t *testing.T) {
 	ok := Build([]llm.Message{head("p", tl("read_file", ""))}, midText)
 	if err := ok.CheckNames(AnthropicMessages); err != nil {

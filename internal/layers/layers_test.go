@@ -37,6 +37,7 @@ var layer = map[string]int{
 	"transcript":         5,
 	"llm/llmtest":        5,
 	"tokens":             5,
+	"internal/adapt":     5,
 	"internal/ecma":      6,
 	"mcpclient/mcptest":  5,
 	"llm":                6,

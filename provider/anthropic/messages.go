@@ -7,6 +7,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
@@ -81,7 +82,7 @@ func (c *conversation) update(u *provider.Update) error {
 	if c.updatesAsUser {
 		if strings.TrimSpace(u.Text) != "" {
 			c.flushResults()
-			c.msgs = append(c.msgs, sdk.NewBetaUserMessage(sdk.NewBetaTextBlock(provider.UserUpdateText(u.Text))))
+			c.msgs = append(c.msgs, sdk.NewBetaUserMessage(sdk.NewBetaTextBlock(adapt.UserUpdateText(u.Text))))
 		}
 		return nil
 	}
@@ -164,7 +165,7 @@ func (c *conversation) assistantBlocks(m *llm.Message) []sdk.BetaContentBlockPar
 			blocks = append(blocks, sdk.BetaContentBlockParamUnion{OfToolUse: &sdk.BetaToolUseBlockParam{
 				ID:    toolID(p.ToolCall.ID),
 				Name:  p.ToolCall.Name,
-				Input: provider.ArgumentsObject(p.ToolCall.Arguments),
+				Input: adapt.ArgumentsObject(p.ToolCall.Arguments),
 			}})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
@@ -248,8 +249,8 @@ func renderCases() []renderCase {
 			check: func(t *testing.T, w wire) {
 				wantRoles(t, w, "user", "assistant", "user", "system")
 				wantBlocks(t, w.last(), "tool_addition", "tool_addition")
-				if s := w.last().Content[1].Tool.Definition.InputSchema; string(s) != provider.EmptySchema {
-					t.Errorf("a tool without parameters should get %s, got %s", provider.EmptySchema, s)
+				if s := w.last().Content[1].Tool.Definition.InputSchema; string(s) != adapt.EmptySchema {
+					t.Errorf("a tool without parameters should get %s, got %s", adapt.EmptySchema, s)
 				}
 				// The tool results, where the previous request ended, carry
 				// the second conversation breakpoint.
@@ -484,7 +485,7 @@ func checkSchemas(t *testing.T, body []byte, msgs []llm.Message) {
 			continue
 		}
 		if len(params) == 0 {
-			params = json.RawMessage(provider.EmptySchema)
+			params = json.RawMessage(adapt.EmptySchema)
 		}
 		var want bytes.Buffer
 		if err := json.Compact(&want, params); err != nil {
@@ -618,7 +619,7 @@ func TestRenderRefusedDeclarations(t *testing.T) {
 	}
 	for _, name := range []string{"broken", "listy", "regex"} {
 		stand := provider.Refused(llm.Tool{Name: name})
-		want := `{"input_schema":` + provider.EmptySchema + `,"name":"` + name + `","description":` + string(provider.JSON(stand.Description))
+		want := `{"input_schema":` + adapt.EmptySchema + `,"name":"` + name + `","description":` + string(adapt.JSON(stand.Description))
 		if !strings.Contains(string(body), want) {
 			t.Errorf("the body lacks the stand-in %s:\n%s", want, body)
 		}
