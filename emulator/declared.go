@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
 
 // CallTool is the name of toolshelf's bridge meta-tool, as a model sees
 // it.
-const CallTool = provider.CallToolName
+const CallTool = llm.CallToolName
 
 // DeclaredTools returns the tools a request lets the model call directly
 // (name → schema) and, when it declares call_tool, those its bridge

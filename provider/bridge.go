@@ -10,19 +10,22 @@ import (
 	"github.com/toolshelf/toolshelf/transcript"
 )
 
-// CallToolName is the bridge's meta-tool: the model calls every tool the
-// head does not declare through it.
-const CallToolName = "call_tool"
-
-// CallTool is the bridge's meta-tool declaration. Its description is
-// static (no tool names or counts), so the head never changes.
-var CallTool = llm.Tool{
-	Name: CallToolName,
-	Description: "Call a tool that was loaded during this conversation. Loaded tools are announced in " +
+// callToolDescription and callToolParameters declare the bridge's
+// meta-tool. The description is static (no tool names or counts), so the
+// head never changes.
+const (
+	callToolDescription = "Call a tool that was loaded during this conversation. Loaded tools are announced in " +
 		"system updates with their name, description and JSON Schema; pass the tool's exact name and " +
 		"an arguments object that matches its schema. Tools that are not loaded cannot be called: " +
-		"load them with tool_search first.",
-	Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"The loaded tool's exact name."},"arguments":{"type":"object","description":"The tool's arguments, matching its JSON Schema."}},"required":["name","arguments"],"additionalProperties":false}`),
+		"load them with tool_search first."
+	callToolParameters = `{"type":"object","properties":{"name":{"type":"string","description":"The loaded tool's exact name."},"arguments":{"type":"object","description":"The tool's arguments, matching its JSON Schema."}},"required":["name","arguments"],"additionalProperties":false}`
+)
+
+// CallTool returns the declaration of the bridge's meta-tool,
+// [llm.CallToolName], as every bridge plan's head ends with it: a fresh
+// value on each call, so a caller may change it freely.
+func CallTool() llm.Tool {
+	return llm.Tool{Name: llm.CallToolName, Description: callToolDescription, Parameters: json.RawMessage(callToolParameters)}
 }
 
 // buildBridge renders the bridge class: the head declares the initial
@@ -32,13 +35,13 @@ var CallTool = llm.Tool{
 func (p *Plan) buildBridge(msgs []llm.Message, rest int, initial []llm.Tool) {
 	head := map[string]bool{}
 	for _, t := range initial {
-		if t.Name == CallToolName {
+		if t.Name == llm.CallToolName {
 			continue // the head's call_tool is the bridge's own
 		}
 		p.Tools = append(p.Tools, t)
 		head[t.Name] = true
 	}
-	p.Tools = append(p.Tools, CallTool)
+	p.Tools = append(p.Tools, CallTool())
 	p.addMessages(msgs[rest:], func(_ int, m *llm.Message) *Update {
 		return &Update{Text: bridgeText(m)}
 	})
@@ -95,7 +98,7 @@ func wrapCalls(m *llm.Message, head map[string]bool) (*llm.Message, bool) {
 	var out *llm.Message
 	for j, part := range m.Content {
 		if part.Type != llm.PartToolCall || part.ToolCall == nil || head[part.ToolCall.Name] ||
-			part.ToolCall.Name == CallToolName { // one the runtime could not unwrap stays as written
+			part.ToolCall.Name == llm.CallToolName { // one the runtime could not unwrap stays as written
 			continue
 		}
 		if out == nil {
@@ -109,7 +112,7 @@ func wrapCalls(m *llm.Message, head map[string]bool) (*llm.Message, bool) {
 		b.WriteString(`,"arguments":`)
 		b.Write(adapt.ArgumentsObject(tc.Arguments))
 		b.WriteByte('}')
-		tc.Name, tc.Arguments = CallToolName, b.Bytes()
+		tc.Name, tc.Arguments = llm.CallToolName, b.Bytes()
 		out.Content[j].ToolCall = &tc
 	}
 	return out, out != nil
@@ -132,7 +135,7 @@ func (p *Plan) Unwrap(tc llm.ToolCall) llm.ToolCall {
 // Plan.Unwrap. Arguments given as a JSON string holding an object are
 // accepted, as some models write them that way.
 func UnwrapCallTool(tc llm.ToolCall) llm.ToolCall {
-	if tc.Name != CallToolName {
+	if tc.Name != llm.CallToolName {
 		return tc
 	}
 	var call struct {

@@ -45,14 +45,14 @@ func FuzzUnwrap(f *testing.F) {
 		if got := other.Unwrap(plain); !reflect.DeepEqual(got, plain) {
 			t.Fatalf("outside the bridge class %+v became %+v", plain, got)
 		}
-		if name != CallToolName {
+		if name != llm.CallToolName {
 			if got := bridge.Unwrap(plain); !reflect.DeepEqual(got, plain) {
 				t.Fatalf("a call of %q became %+v", name, got)
 			}
 		}
 
 		// The model's call_tool call.
-		wrapped := llm.ToolCall{ID: "id", Name: CallToolName, Arguments: json.RawMessage(args)}
+		wrapped := llm.ToolCall{ID: "id", Name: llm.CallToolName, Arguments: json.RawMessage(args)}
 		got := bridge.Unwrap(wrapped)
 		if got.ID != "id" {
 			t.Fatalf("the unwrapped call has id %q", got.ID)
@@ -73,7 +73,7 @@ func FuzzUnwrap(f *testing.F) {
 
 		// The bridge wraps a call of a tool outside the head; unwrapping
 		// gives the call back.
-		if name == CallToolName || !utf8.ValidString(name) || strings.TrimSpace(name) == "" {
+		if name == llm.CallToolName || !utf8.ValidString(name) || strings.TrimSpace(name) == "" {
 			return // left as written, or not a name JSON keeps
 		}
 		m := &llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{{Type: llm.PartToolCall, ToolCall: &plain}}}
@@ -88,7 +88,7 @@ func FuzzUnwrap(f *testing.F) {
 			t.Fatalf("a call of %q was not wrapped", name)
 		}
 		sent := *w.Content[0].ToolCall
-		if sent.Name != CallToolName || !json.Valid(sent.Arguments) {
+		if sent.Name != llm.CallToolName || !json.Valid(sent.Arguments) {
 			t.Fatalf("wrapped as %+v", sent)
 		}
 		back := bridge.Unwrap(sent)

@@ -226,7 +226,7 @@ func TestBridgePlan(t *testing.T) {
 		t.Errorf("head call renamed to %s", got)
 	}
 	wrapped := p.Entries[4].Message.Content[0].ToolCall
-	if wrapped.Name != CallToolName || string(wrapped.Arguments) != `{"name":"late_tool","arguments":{"q":"x"}}` {
+	if wrapped.Name != llm.CallToolName || string(wrapped.Arguments) != `{"name":"late_tool","arguments":{"q":"x"}}` {
 		t.Errorf("wrapped call = %s %s", wrapped.Name, wrapped.Arguments)
 	}
 	if msgs[5].Content[0].ToolCall.Name != before {
@@ -259,12 +259,12 @@ func TestUnwrapCallTool(t *testing.T) {
 		{"string arguments", `{"name":"x","arguments":"{\"a\":1}"}`, "x", `{"a":1}`},
 		{"missing arguments", `{"name":"x"}`, "x", `{}`},
 		{"null arguments", `{"name":"x","arguments":null}`, "x", `{}`},
-		{"no name", `{"arguments":{}}`, CallToolName, `{"arguments":{}}`},
-		{"invalid JSON", `{"name":`, CallToolName, `{"name":`},
+		{"no name", `{"arguments":{}}`, llm.CallToolName, `{"arguments":{}}`},
+		{"invalid JSON", `{"name":`, llm.CallToolName, `{"name":`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := UnwrapCallTool(llm.ToolCall{ID: "i", Name: CallToolName, Arguments: json.RawMessage(c.args)})
+			got := UnwrapCallTool(llm.ToolCall{ID: "i", Name: llm.CallToolName, Arguments: json.RawMessage(c.args)})
 			if got.Name != c.wantName || string(got.Arguments) != c.wantArgs || got.ID != "i" {
 				t.Errorf("got %s %s %s, want %s %s", got.ID, got.Name, got.Arguments, c.wantName, c.wantArgs)
 			}
@@ -275,7 +275,7 @@ func TestUnwrapCallTool(t *testing.T) {
 		t.Errorf("a call of another tool was unwrapped: %+v", got)
 	}
 	p := Build(nil, midText)
-	if got := p.Unwrap(llm.ToolCall{Name: CallToolName, Arguments: json.RawMessage(`{"name":"x","arguments":{}}`)}); got.Name != CallToolName {
+	if got := p.Unwrap(llm.ToolCall{Name: llm.CallToolName, Arguments: json.RawMessage(`{"name":"x","arguments":{}}`)}); got.Name != llm.CallToolName {
 		t.Errorf("a non-bridge plan unwrapped %+v", got)
 	}
 }
@@ -300,5 +300,24 @@ func TestCheckNames(t *testing.T) {
 	lp := Build([]llm.Message{head("p", tl(long, ""))}, midText)
 	if lp.CheckNames(AnthropicMessages) != nil || lp.CheckNames(OpenAIChat) == nil {
 		t.Error("a 65-character name is fine for Anthropic and too long for OpenAI")
+	}
+}
+
+// TestBridgePlansDoNotShareCallTool checks that a bridge plan's call_tool
+// declaration is the plan's own: a caller that edits a plan's tools (its
+// bytes included) changes no later plan, so the head stays byte-stable.
+func TestBridgePlansDoNotShareCallTool(t *testing.T) {
+	msgs := []llm.Message{head("p", tl("tool_search", "find tools")), user("go")}
+	bridge := Capabilities{Tools: llm.ToolsBridge, MidConversationText: true}
+	first := Build(msgs, bridge)
+	want := first.Tools[len(first.Tools)-1].Clone()
+	ct := &first.Tools[len(first.Tools)-1]
+	ct.Description = "changed"
+	for i := range ct.Parameters {
+		ct.Parameters[i] = ' '
+	}
+	second := Build(msgs, bridge)
+	if got := second.Tools[len(second.Tools)-1]; !got.Equal(want) || got.Description != want.Description {
+		t.Errorf("call_tool after editing an earlier plan = %s %q, want %s %q", got.Parameters, got.Description, want.Parameters, want.Description)
 	}
 }
