@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/toolshelf/toolshelf/internal/cut"
+	"github.com/toolshelf/toolshelf/internal/reftext"
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/tool"
 )
@@ -167,7 +168,7 @@ var (
 // Find ranks the shelf's candidates (loadable tools that are not active)
 // for query, without loading anything.
 func (s *Searcher) Find(query string, limit int) (Outcome, error) {
-	if search.TrimJS(query) == "" {
+	if reftext.TrimJS(query) == "" {
 		return Outcome{}, ErrEmptyQuery
 	}
 	if limit <= 0 {
@@ -317,7 +318,7 @@ func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, 
 		return tool.ErrorResult("arguments must be a JSON object with a string \"query\""), nil
 	}
 	// The reference checks the query before the limit.
-	if a.Query == nil || search.TrimJS(*a.Query) == "" {
+	if a.Query == nil || reftext.TrimJS(*a.Query) == "" {
 		return tool.ErrorResult(ErrEmptyQuery.Error()), nil
 	}
 	if err := checkQuery(*a.Query); err != nil {

@@ -42,6 +42,7 @@ var layer = map[string]int{
 	"mcpclient/mcptest":  5,
 	"llm":                6,
 	"internal/cut":       6,
+	"internal/reftext":   6,
 	"internal/safetext":  6,
 	"internal/userdir":   6,
 	"internal/layers":    9,
