@@ -45,13 +45,13 @@ func (p *Plan) buildBridge(msgs []llm.Message, rest int, initial []llm.Tool) {
 	p.addMessages(msgs[rest:], func(_ int, m *llm.Message) *Update {
 		return &Update{Text: bridgeText(m)}
 	})
-	for i := range p.Entries {
-		m := p.Entries[i].Message
+	for i := range p.Items {
+		m := p.Items[i].Message
 		if m == nil || m.Role != llm.RoleAssistant {
 			continue
 		}
 		if w, ok := wrapCalls(m, head); ok {
-			p.Entries[i].Message = w
+			p.Items[i].Message = w
 		}
 	}
 }

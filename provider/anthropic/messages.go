@@ -12,7 +12,7 @@ import (
 	"github.com/toolshelf/toolshelf/provider"
 )
 
-// conversation turns a plan's entries into messages. Tool results
+// conversation turns a plan's items into messages. Tool results
 // accumulate into one user message until another message arrives; updates
 // rendered as system messages wait until just before the next assistant
 // message or the end, so that none sits between a tool_use and its
@@ -31,9 +31,9 @@ type conversation struct {
 	held    []sdk.BetaMessageParam
 }
 
-// render returns the messages of a plan's entries.
-func (c *conversation) render(entries []provider.Entry) ([]sdk.BetaMessageParam, error) {
-	for _, e := range entries {
+// render returns the messages of a plan's items.
+func (c *conversation) render(items []provider.Item) ([]sdk.BetaMessageParam, error) {
+	for _, e := range items {
 		if e.Update != nil {
 			if err := c.update(e.Update); err != nil {
 				return nil, err

@@ -84,7 +84,7 @@ func (m *Model) render(req *llm.Request) (*rendered, error) {
 		p.Betas = []sdk.AnthropicBeta{sdk.AnthropicBetaInlineTools2026_09_15}
 	}
 	conv := conversation{model: m.cfg.Model, native: native, updatesAsUser: plan.UpdatesAsUser}
-	msgs, err := conv.render(plan.Entries)
+	msgs, err := conv.render(plan.Items)
 	if err != nil {
 		return nil, err
 	}

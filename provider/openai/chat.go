@@ -114,7 +114,7 @@ func (r *chatRenderer) messages(plan *provider.Plan) []openai.ChatCompletionMess
 	if plan.System != "" {
 		r.instruction(plan.System)
 	}
-	for _, e := range plan.Entries {
+	for _, e := range plan.Items {
 		if e.Message == nil || e.Message.Role != llm.RoleToolResult {
 			r.flushImages()
 		}

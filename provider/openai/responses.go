@@ -155,7 +155,7 @@ func (r *responsesRenderer) input(plan *provider.Plan) responses.ResponseInputPa
 			breakpoint(r.lastText)
 		}
 	}()
-	for _, e := range plan.Entries {
+	for _, e := range plan.Items {
 		switch {
 		case e.Update != nil:
 			r.update(plan, e.Index, e.Update)
