@@ -92,9 +92,9 @@ type Searcher struct {
 }
 
 // New returns a Searcher over reg's deferred and codemode tools, ranked by
-// ranker (which should be empty: the Searcher fills it). Its searches load
-// hits by DefaultLoad; SetLoadPolicy(ReferenceLoad) loads every hit, as the
-// reference does.
+// ranker (which should be empty: the Searcher fills it). FindAndLoad
+// loads hits by DefaultLoad; SetLoadPolicy(ReferenceLoad) loads every hit,
+// as the reference does.
 func New(reg *tool.Registry, ranker search.Ranker) *Searcher {
 	return &Searcher{reg: reg, ranker: ranker, indexed: make(map[string]bool), policy: DefaultLoad}
 }
@@ -119,7 +119,7 @@ func Document(t tool.Tool) search.Document {
 	return d
 }
 
-// Sync brings the index up to date with the registry. Search calls it; call
+// Sync brings the index up to date with the registry. Find calls it; call
 // it directly to pay the indexing cost ahead of the first search.
 func (s *Searcher) Sync() {
 	s.mu.Lock()
@@ -243,10 +243,11 @@ func (p LoadPolicy) choose(hits []search.Hit) (load, rest []search.Hit) {
 	return load, rest
 }
 
-// Search ranks the candidates for query and activates the hits the load
-// policy chooses, additively, so the next request declares them. The
-// other hits are returned in Outcome.Others.
-func (s *Searcher) Search(query string, limit int) (Outcome, error) {
+// FindAndLoad ranks the candidates for query, as Find does, and loads
+// (activates) the hits the load policy chooses, additively, so the next
+// request declares them. The other hits are returned in Outcome.Others.
+// It is what the tool_search tool does.
+func (s *Searcher) FindAndLoad(query string, limit int) (Outcome, error) {
 	out, err := s.Find(query, limit)
 	if err != nil || len(out.Hits) == 0 {
 		return out, err
@@ -328,7 +329,7 @@ func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, 
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
 	}
-	out, err := h.s.Search(*a.Query, limit)
+	out, err := h.s.FindAndLoad(*a.Query, limit)
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
 	}
