@@ -157,10 +157,10 @@ func Collapse(msgs []llm.Message) []llm.Message {
 	return out
 }
 
-// DeclaredTools returns every tool a transcript ever added, at its first
+// EverAdded returns every tool a transcript ever added, at its first
 // position with its last definition, removals ignored (the reference's
-// getDeclaredTools).
-func DeclaredTools(msgs []llm.Message) []llm.Tool {
+// getDeclaredTools). The tools declared now are [CurrentTools].
+func EverAdded(msgs []llm.Message) []llm.Tool {
 	var out []llm.Tool
 	for i := range msgs {
 		if msgs[i].Role != llm.RoleSystem {

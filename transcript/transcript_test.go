@@ -283,11 +283,11 @@ func TestLastNonAdditive(t *testing.T) {
 	}
 }
 
-func TestDeclaredTools(t *testing.T) {
+func TestEverAdded(t *testing.T) {
 	msgs := []llm.Message{sys([]llm.Tool{tl("a", "A"), tl("b", "B")}), llm.UserText("q", 1),
 		sys(nil, "a"), sys([]llm.Tool{tl("c", "C"), tl("b", "changed")})}
-	got := transcript.DeclaredTools(msgs)
+	got := transcript.EverAdded(msgs)
 	if diff := cmp.Diff([]string{"a", "b", "c"}, names(got)); diff != "" || got[1].Description != "changed" {
-		t.Errorf("DeclaredTools: %v, b = %q (-want +got):\n%s", names(got), got[1].Description, diff)
+		t.Errorf("EverAdded: %v, b = %q (-want +got):\n%s", names(got), got[1].Description, diff)
 	}
 }
