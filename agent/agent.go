@@ -164,7 +164,10 @@ func (a *Agent) SystemPrompt() string {
 	return a.state.SystemPrompt()
 }
 
-// DeclaredTools returns the tools the transcript has declared to the model.
+// DeclaredTools returns the tools the transcript has declared to the
+// model so far, in order: the replay of its system messages
+// ([transcript.CurrentTools]). The next request declares them, together
+// with the changes its declaration step appends.
 func (a *Agent) DeclaredTools() []llm.Tool {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -43,7 +43,7 @@ func benchTranscript(n int, tools []tool.Tool) []llm.Message {
 
 // BenchmarkDeclare measures the declaration step before a request (the
 // registry's active set differs from the transcript by one tool) at 10 and
-// at 10,000 transcript entries: the cost must not grow with the
+// at 10,000 transcript messages: the cost must not grow with the
 // transcript.
 func BenchmarkDeclare(b *testing.B) {
 	var tools []tool.Tool

@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/toolshelf/toolshelf/llm"
-	"github.com/toolshelf/toolshelf/provider"
 	"github.com/toolshelf/toolshelf/tool"
 )
 
@@ -149,7 +148,7 @@ func (r *runner) prepare(c llm.ToolCall) (*Call, string) {
 	switch {
 	case !ok && slices.Contains(a.cfg.Tools.Pending(), c.Name):
 		return nil, fmt.Sprintf("Tool %s is not available yet: the server that provides it has not registered it. Try again later.", quoteName(c.Name))
-	case !ok && c.Name == provider.CallToolName:
+	case !ok && c.Name == llm.CallToolName:
 		return nil, fmt.Sprintf(`call_tool needs {"name": "<a loaded tool>", "arguments": {...}}; got %s`, clip(c.Arguments, 200))
 	case !ok:
 		return nil, fmt.Sprintf("Tool %s does not exist. Call only the tools you have been given.", quoteName(c.Name))

@@ -29,7 +29,7 @@ type Server struct {
 	// Title, Description and Instructions describe the server.
 	Title, Description, Instructions string
 	// Tools are the server's valid tools, in file order.
-	Tools []Entry
+	Tools []ListedTool
 	// Refused are the tools that parsed but that [tool.CheckDefinition]
 	// refuses (a schema a provider would reject, a definition past a size
 	// cap), in file order; they are not registered. Parse also reports
@@ -39,8 +39,8 @@ type Server struct {
 
 // Refused is a tool that [tool.CheckDefinition] refuses.
 type Refused struct {
-	// Entry is the tool as the file lists it.
-	Entry
+	// ListedTool is the tool as the file lists it.
+	ListedTool
 	// Index is the tool's position in the file's tools array.
 	Index int
 	// Err says why the tool is refused; it wraps [tool.ErrSchema] or
@@ -48,8 +48,9 @@ type Refused struct {
 	Err error
 }
 
-// Entry is one tool as its server lists it.
-type Entry struct {
+// ListedTool is one tool as its server lists it: one of the tools of its
+// tools/list answer, or of a catalog file's tools array.
+type ListedTool struct {
 	// Name is the tool's name on its server.
 	Name string
 	// Title is the tool's optional display name.
@@ -171,7 +172,7 @@ func Parse(file string, data []byte) (*Server, error) {
 	}
 	seen := make(map[string]bool, len(tools))
 	for i, rt := range tools {
-		e, ignored, err := parseEntry(rt)
+		e, ignored, err := parseListedTool(rt)
 		if err == nil && seen[e.Name] {
 			err = errors.New("duplicate tool name: a server lists each name once")
 		}
@@ -185,7 +186,7 @@ func Parse(file string, data []byte) (*Server, error) {
 		seen[e.Name] = true
 		if err := tool.CheckDefinition(e.Description, e.InputSchema); err != nil {
 			problems = append(problems, &Problem{File: file, Index: i, Tool: e.Name, Err: err})
-			s.Refused = append(s.Refused, Refused{Entry: e, Index: i, Err: err})
+			s.Refused = append(s.Refused, Refused{ListedTool: e, Index: i, Err: err})
 			continue
 		}
 		s.Tools = append(s.Tools, e)
@@ -193,11 +194,11 @@ func Parse(file string, data []byte) (*Server, error) {
 	return s, errors.Join(problems...)
 }
 
-// parseEntry decodes one tool object. It returns an error when the tool
-// cannot be used (no name, an unusable input schema) and, in ignored, the
-// optional values it left out because they were malformed. On error the
-// entry still carries the name, when there is one, for the message.
-func parseEntry(data json.RawMessage) (e Entry, ignored []error, err error) {
+// parseListedTool decodes one tool object. It returns an error when the
+// tool cannot be used (no name, an unusable input schema) and, in ignored,
+// the optional values it left out because they were malformed. On error
+// the tool still carries the name, when there is one, for the message.
+func parseListedTool(data json.RawMessage) (e ListedTool, ignored []error, err error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
 		return e, nil, errors.New("not a JSON object")

@@ -490,7 +490,7 @@ func TestRegisterExposure(t *testing.T) {
 // hand-built entry with an array schema) is reported with its file while the
 // server's other tools register.
 func TestRegisterInvalidTool(t *testing.T) {
-	s := &catalog.Server{Name: "s", File: "hand.json", Tools: []catalog.Entry{
+	s := &catalog.Server{Name: "s", File: "hand.json", Tools: []catalog.ListedTool{
 		{Name: "good", InputSchema: json.RawMessage(emptySchema)},
 		{Name: "bad", InputSchema: json.RawMessage(`[1]`)},
 	}}

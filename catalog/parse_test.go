@@ -67,7 +67,7 @@ func TestParse(t *testing.T) {
 		Title:        "Files",
 		Description:  "Read and write files.",
 		Instructions: "Use absolute paths.",
-		Tools: []catalog.Entry{
+		Tools: []catalog.ListedTool{
 			{
 				Name:        "read_file",
 				Title:       "Read File",

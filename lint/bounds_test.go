@@ -21,7 +21,7 @@ func deepSchema(depth int) string {
 // check refuses the huge schemas these tests give lint: the bounds here
 // are for callers that build servers themselves.
 func rawServer(name, toolName, desc, schema string) *catalog.Server {
-	return &catalog.Server{Name: name, Tools: []catalog.Entry{{Name: toolName, Description: desc, InputSchema: json.RawMessage(schema)}}}
+	return &catalog.Server{Name: name, Tools: []catalog.ListedTool{{Name: toolName, Description: desc, InputSchema: json.RawMessage(schema)}}}
 }
 
 func TestDeepSchemaIsWalkedToABoundedDepth(t *testing.T) {

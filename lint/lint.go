@@ -247,7 +247,7 @@ const (
 // entry is one tool being linted, with what several rules need.
 type entry struct {
 	server *catalog.Server
-	e      *catalog.Entry
+	e      *catalog.ListedTool
 	tool   tool.Tool // as the shelf would hold it (model-facing name, namespace)
 }
 
@@ -384,7 +384,7 @@ func (l *linter) refused(servers []*catalog.Server) int {
 		for i := range s.Refused {
 			r := &s.Refused[i]
 			n++
-			en := &entry{server: s, e: &r.Entry}
+			en := &entry{server: s, e: &r.ListedTool}
 			switch {
 			case errors.Is(r.Err, tool.ErrTooLarge):
 				if l.on(RuleTooLarge) {

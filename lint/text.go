@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/toolshelf/toolshelf/search"
+	"github.com/toolshelf/toolshelf/internal/reftext"
 )
 
 // verbsText lists English verbs common in tool descriptions, in their base
@@ -105,7 +105,7 @@ func splitWords(text string) []string {
 
 // terms returns the analysed words of text: lowercase, stop words and
 // one-letter words dropped, plurals stemmed as the reference ranker does
-// ([search.PIStem]) and id spelled one way.
+// ([reftext.Stem]) and id spelled one way.
 func terms(text string) []string {
 	var out []string
 	for _, w := range splitWords(text) {
@@ -124,7 +124,7 @@ func normTerm(w string) string {
 	case "identifier", "identifiers", "ids":
 		return "id"
 	}
-	return search.PIStem(w)
+	return reftext.Stem(w)
 }
 
 // termSet returns the distinct terms of text.

@@ -80,3 +80,11 @@ const (
 	// with a call_tool meta-tool, loaded tools described in appended text.
 	ToolsBridge ToolSupport = "bridge"
 )
+
+// CallToolName is the name of the bridge's meta-tool (class
+// [ToolsBridge]): a model of that class calls every tool its head does
+// not declare through call_tool, with the tool's name and arguments, and
+// the runtime unwraps those calls so the transcript records calls of the
+// real tools. Package provider declares it and unwraps its calls; the
+// agent answers a call_tool call that could not be unwrapped.
+const CallToolName = "call_tool"

@@ -5,23 +5,27 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/transcript"
 )
 
-// CallToolName is the bridge's meta-tool: the model calls every tool the
-// head does not declare through it.
-const CallToolName = "call_tool"
-
-// CallTool is the bridge's meta-tool declaration. Its description is
-// static (no tool names or counts), so the head never changes.
-var CallTool = llm.Tool{
-	Name: CallToolName,
-	Description: "Call a tool that was loaded during this conversation. Loaded tools are announced in " +
+// callToolDescription and callToolParameters declare the bridge's
+// meta-tool. The description is static (no tool names or counts), so the
+// head never changes.
+const (
+	callToolDescription = "Call a tool that was loaded during this conversation. Loaded tools are announced in " +
 		"system updates with their name, description and JSON Schema; pass the tool's exact name and " +
 		"an arguments object that matches its schema. Tools that are not loaded cannot be called: " +
-		"load them with tool_search first.",
-	Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"The loaded tool's exact name."},"arguments":{"type":"object","description":"The tool's arguments, matching its JSON Schema."}},"required":["name","arguments"],"additionalProperties":false}`),
+		"load them with tool_search first."
+	callToolParameters = `{"type":"object","properties":{"name":{"type":"string","description":"The loaded tool's exact name."},"arguments":{"type":"object","description":"The tool's arguments, matching its JSON Schema."}},"required":["name","arguments"],"additionalProperties":false}`
+)
+
+// CallTool returns the declaration of the bridge's meta-tool,
+// [llm.CallToolName], as every bridge plan's head ends with it: a fresh
+// value on each call, so a caller may change it freely.
+func CallTool() llm.Tool {
+	return llm.Tool{Name: llm.CallToolName, Description: callToolDescription, Parameters: json.RawMessage(callToolParameters)}
 }
 
 // buildBridge renders the bridge class: the head declares the initial
@@ -31,23 +35,23 @@ var CallTool = llm.Tool{
 func (p *Plan) buildBridge(msgs []llm.Message, rest int, initial []llm.Tool) {
 	head := map[string]bool{}
 	for _, t := range initial {
-		if t.Name == CallToolName {
+		if t.Name == llm.CallToolName {
 			continue // the head's call_tool is the bridge's own
 		}
 		p.Tools = append(p.Tools, t)
 		head[t.Name] = true
 	}
-	p.Tools = append(p.Tools, CallTool)
+	p.Tools = append(p.Tools, CallTool())
 	p.addMessages(msgs[rest:], func(_ int, m *llm.Message) *Update {
 		return &Update{Text: bridgeText(m)}
 	})
-	for i := range p.Entries {
-		m := p.Entries[i].Message
+	for i := range p.Items {
+		m := p.Items[i].Message
 		if m == nil || m.Role != llm.RoleAssistant {
 			continue
 		}
 		if w, ok := wrapCalls(m, head); ok {
-			p.Entries[i].Message = w
+			p.Items[i].Message = w
 		}
 	}
 }
@@ -81,11 +85,11 @@ func bridgeText(m *llm.Message) string {
 // compactDefinition writes {"name","description","parameters"} as compact
 // JSON, the schema's key order kept.
 func compactDefinition(t llm.Tool) []byte {
-	return JSON(struct {
+	return adapt.JSON(struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
 		Parameters  json.RawMessage `json:"parameters"`
-	}{t.Name, t.Description, CompactSchema(t)})
+	}{t.Name, t.Description, adapt.CompactSchema(t)})
 }
 
 // wrapCalls returns a copy of an assistant message whose calls of tools
@@ -94,7 +98,7 @@ func wrapCalls(m *llm.Message, head map[string]bool) (*llm.Message, bool) {
 	var out *llm.Message
 	for j, part := range m.Content {
 		if part.Type != llm.PartToolCall || part.ToolCall == nil || head[part.ToolCall.Name] ||
-			part.ToolCall.Name == CallToolName { // one the runtime could not unwrap stays as written
+			part.ToolCall.Name == llm.CallToolName { // one the runtime could not unwrap stays as written
 			continue
 		}
 		if out == nil {
@@ -104,29 +108,14 @@ func wrapCalls(m *llm.Message, head map[string]bool) (*llm.Message, bool) {
 		tc := *part.ToolCall
 		var b bytes.Buffer
 		b.WriteString(`{"name":`)
-		b.Write(JSON(tc.Name))
+		b.Write(adapt.JSON(tc.Name))
 		b.WriteString(`,"arguments":`)
-		b.Write(ArgumentsObject(tc.Arguments))
+		b.Write(adapt.ArgumentsObject(tc.Arguments))
 		b.WriteByte('}')
-		tc.Name, tc.Arguments = CallToolName, b.Bytes()
+		tc.Name, tc.Arguments = llm.CallToolName, b.Bytes()
 		out.Content[j].ToolCall = &tc
 	}
 	return out, out != nil
-}
-
-// ArgumentsObject returns a call's arguments as a compact JSON object
-// fit to send back to a provider: the arguments themselves when they are
-// one, {} when the model wrote something else (its invalid output stays in
-// the transcript; the tool result already told it what was wrong).
-func ArgumentsObject(raw json.RawMessage) json.RawMessage {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
-		var b bytes.Buffer
-		if json.Compact(&b, trimmed) == nil {
-			return b.Bytes()
-		}
-	}
-	return json.RawMessage(`{}`)
 }
 
 // Unwrap turns a model's call_tool call into the call it stands for (same
@@ -146,7 +135,7 @@ func (p *Plan) Unwrap(tc llm.ToolCall) llm.ToolCall {
 // Plan.Unwrap. Arguments given as a JSON string holding an object are
 // accepted, as some models write them that way.
 func UnwrapCallTool(tc llm.ToolCall) llm.ToolCall {
-	if tc.Name != CallToolName {
+	if tc.Name != llm.CallToolName {
 		return tc
 	}
 	var call struct {
@@ -167,11 +156,4 @@ func UnwrapCallTool(tc llm.ToolCall) llm.ToolCall {
 		args = []byte(`{}`)
 	}
 	return llm.ToolCall{ID: tc.ID, Name: call.Name, Arguments: json.RawMessage(bytes.Clone(args))}
-}
-
-// UserUpdateText wraps an update's text for a model that takes no system
-// text mid-conversation, so it can travel as a user message and still read
-// as an instruction from the runtime rather than from the user.
-func UserUpdateText(text string) string {
-	return "<system-update>\n" + text + "\n</system-update>"
 }

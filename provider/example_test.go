@@ -37,7 +37,7 @@ func ExampleBuild() {
 		for _, t := range p.Tools {
 			tools = append(tools, t.Name)
 		}
-		for _, e := range p.Entries {
+		for _, e := range p.Items {
 			if e.Message != nil {
 				entries = append(entries, string(e.Message.Role))
 				continue
@@ -56,7 +56,7 @@ func ExampleBuild() {
 
 	// The bridge's update, as the model reads it.
 	p := provider.Build(msgs, provider.Capabilities{Tools: llm.ToolsBridge, MidConversationText: true})
-	fmt.Println(p.Entries[len(p.Entries)-1].Update.Text)
+	fmt.Println(p.Items[len(p.Items)-1].Update.Text)
 	// Output:
 	// changes: system "You file bugs.", tools [read]
 	//   user, assistant, toolResult, update(+create_issue, text)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 )
 
@@ -18,7 +19,7 @@ import (
 // arguments are {"name": ..., "arguments": {...}} the call is that tool's
 // with those arguments. A call the bridge wraps as call_tool (a tool
 // outside the head) unwraps to the call with its arguments as the bridge
-// sent them (ArgumentsObject).
+// sent them (adapt.ArgumentsObject).
 func FuzzUnwrap(f *testing.F) {
 	for _, c := range [][2]string{
 		{"late_tool", `{"name":"late_tool","arguments":{"path":"a.txt"}}`},
@@ -44,14 +45,14 @@ func FuzzUnwrap(f *testing.F) {
 		if got := other.Unwrap(plain); !reflect.DeepEqual(got, plain) {
 			t.Fatalf("outside the bridge class %+v became %+v", plain, got)
 		}
-		if name != CallToolName {
+		if name != llm.CallToolName {
 			if got := bridge.Unwrap(plain); !reflect.DeepEqual(got, plain) {
 				t.Fatalf("a call of %q became %+v", name, got)
 			}
 		}
 
 		// The model's call_tool call.
-		wrapped := llm.ToolCall{ID: "id", Name: CallToolName, Arguments: json.RawMessage(args)}
+		wrapped := llm.ToolCall{ID: "id", Name: llm.CallToolName, Arguments: json.RawMessage(args)}
 		got := bridge.Unwrap(wrapped)
 		if got.ID != "id" {
 			t.Fatalf("the unwrapped call has id %q", got.ID)
@@ -72,7 +73,7 @@ func FuzzUnwrap(f *testing.F) {
 
 		// The bridge wraps a call of a tool outside the head; unwrapping
 		// gives the call back.
-		if name == CallToolName || !utf8.ValidString(name) || strings.TrimSpace(name) == "" {
+		if name == llm.CallToolName || !utf8.ValidString(name) || strings.TrimSpace(name) == "" {
 			return // left as written, or not a name JSON keeps
 		}
 		m := &llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{{Type: llm.PartToolCall, ToolCall: &plain}}}
@@ -87,11 +88,11 @@ func FuzzUnwrap(f *testing.F) {
 			t.Fatalf("a call of %q was not wrapped", name)
 		}
 		sent := *w.Content[0].ToolCall
-		if sent.Name != CallToolName || !json.Valid(sent.Arguments) {
+		if sent.Name != llm.CallToolName || !json.Valid(sent.Arguments) {
 			t.Fatalf("wrapped as %+v", sent)
 		}
 		back := bridge.Unwrap(sent)
-		want := llm.ToolCall{ID: "id", Name: name, Arguments: ArgumentsObject(args)}
+		want := llm.ToolCall{ID: "id", Name: name, Arguments: adapt.ArgumentsObject(args)}
 		if !reflect.DeepEqual(back, want) {
 			t.Fatalf("wrapped as %s and unwrapped to %+v, want %+v", sent.Arguments, back, want)
 		}

@@ -153,7 +153,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if rep.tool != "" && s.bridge && rep.tool != toolsearch.Name {
 		rep.args = fmt.Sprintf(`{"name":%q,"arguments":%s}`, rep.tool, rep.args)
-		rep.tool = provider.CallToolName
+		rep.tool = llm.CallToolName
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	switch {
@@ -538,11 +538,11 @@ func TestPrefixInvariant(t *testing.T) {
 // loaded is refused with an error that says how to load it.
 func TestBridgeCallsThroughTheLoop(t *testing.T) {
 	srv := &server{t: t, replies: []reply{
-		{tool: provider.CallToolName, args: `{"name":"notes_create","arguments":{"text":"x"}}`}, // not loaded yet
+		{tool: llm.CallToolName, args: `{"name":"notes_create","arguments":{"text":"x"}}`}, // not loaded yet
 		{tool: toolsearch.Name, args: `{"query":"select:notes_create"}`},
-		{tool: provider.CallToolName, args: `{"name":"notes_create","arguments":{"text":5}}`}, // invalid arguments
-		{tool: provider.CallToolName, args: `{"name":"notes_create","arguments":{"text":"x"}}`},
-		{tool: provider.CallToolName, args: `{"tool":"notes_create"}`}, // not the call_tool shape
+		{tool: llm.CallToolName, args: `{"name":"notes_create","arguments":{"text":5}}`}, // invalid arguments
+		{tool: llm.CallToolName, args: `{"name":"notes_create","arguments":{"text":"x"}}`},
+		{tool: llm.CallToolName, args: `{"tool":"notes_create"}`}, // not the call_tool shape
 		{text: "done"},
 	}}
 	hs := httptest.NewServer(srv)
@@ -562,7 +562,7 @@ func TestBridgeCallsThroughTheLoop(t *testing.T) {
 	for _, msg := range a.Messages() {
 		if msg.Role == llm.RoleAssistant {
 			for _, c := range msg.ToolCalls() {
-				if c.Name == provider.CallToolName && !strings.Contains(string(c.Arguments), `"tool"`) {
+				if c.Name == llm.CallToolName && !strings.Contains(string(c.Arguments), `"tool"`) {
 					t.Errorf("the transcript records a call_tool call: %s", c.Arguments)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/transcript"
@@ -18,7 +19,7 @@ import (
 // what is theirs (placeholder tools, cache markers, call ids).
 //
 // Plans of consecutive requests of one session extend each other: for the
-// changes and bridge classes System and Tools never change and Entries only
+// changes and bridge classes System and Tools never change and Items only
 // grow; for additions they do except at the first request after a removal
 // or redefinition, which promotes the current set to Tools once; text and
 // none rewrite Tools (none also System) whenever the tools change.
@@ -30,15 +31,15 @@ type Plan struct {
 	System string
 	// Tools is the top-level tool list, in order.
 	Tools []llm.Tool
-	// Entries is the conversation after the head, in transcript order.
-	Entries []Entry
+	// Items are the conversation after the head, in transcript order.
+	Items []Item
 	// UpdatesAsUser reports that updates must travel as user text, because
 	// the model takes no system text mid-conversation (bridge only).
 	UpdatesAsUser bool
 }
 
-// Entry is one message after the head: a conversation message or an update.
-type Entry struct {
+// Item is one message after the head: a conversation message or an update.
+type Item struct {
 	// Index is the message's position in the transcript, a stable seed for
 	// identifiers derived from it.
 	Index int
@@ -125,8 +126,8 @@ func Build(msgs []llm.Message, caps Capabilities) Plan {
 		p.buildBridge(msgs, rest, head.ToolsAdded)
 		p.UpdatesAsUser = !caps.MidConversationText
 	}
-	for i := range p.Entries {
-		p.Entries[i].Index += rest
+	for i := range p.Items {
+		p.Items[i].Index += rest
 	}
 	return p
 }
@@ -147,7 +148,7 @@ const RefusedDescription = "Unavailable: this tool's definition is one providers
 // without properties. It depends on the name only, so the requests of a
 // session stay byte-stable.
 func Refused(t llm.Tool) llm.Tool {
-	return llm.Tool{Name: t.Name, Description: RefusedDescription, Parameters: json.RawMessage(EmptySchema)}
+	return llm.Tool{Name: t.Name, Description: RefusedDescription, Parameters: json.RawMessage(adapt.EmptySchema)}
 }
 
 // withoutRefused returns msgs with every declaration that fails the check
@@ -186,14 +187,14 @@ func (p *Plan) addMessages(msgs []llm.Message, render func(i int, m *llm.Message
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Role != llm.RoleSystem {
-			p.Entries = append(p.Entries, Entry{Index: i, Message: m})
+			p.Items = append(p.Items, Item{Index: i, Message: m})
 			continue
 		}
 		if render == nil {
 			continue
 		}
 		if u := render(i, m); u != nil && (u.Text != "" || len(u.Added) > 0 || len(u.Removed) > 0) {
-			p.Entries = append(p.Entries, Entry{Index: i, Update: u})
+			p.Items = append(p.Items, Item{Index: i, Update: u})
 		}
 	}
 }
@@ -285,7 +286,7 @@ func (p *Plan) CheckNames(api API) error {
 			return err
 		}
 	}
-	for _, e := range p.Entries {
+	for _, e := range p.Items {
 		if e.Update == nil {
 			continue
 		}

@@ -53,11 +53,11 @@ var (
 	additions = Capabilities{Tools: llm.ToolsAdditions, MidConversationText: true, Anchor: AnchorToolSearch}
 )
 
-// kinds summarises a plan's entries: "user", "assistant", "toolResult" or
+// kinds summarises a plan's items: "user", "assistant", "toolResult" or
 // "update(text|+added|-removed)".
 func kinds(p Plan) []string {
 	var out []string
-	for _, e := range p.Entries {
+	for _, e := range p.Items {
 		if e.Message != nil {
 			out = append(out, string(e.Message.Role))
 			continue
@@ -117,7 +117,7 @@ func TestBuildClassesAndFallbacks(t *testing.T) {
 				t.Errorf("tools = %v, want %v", got, c.tools)
 			}
 			if got := kinds(p); !reflect.DeepEqual(got, c.kinds) {
-				t.Errorf("entries = %q, want %q", got, c.kinds)
+				t.Errorf("items = %q, want %q", got, c.kinds)
 			}
 		})
 	}
@@ -136,14 +136,14 @@ func TestBuildChangesRemovalsAndRedefinitions(t *testing.T) {
 	p := Build(msgs, midText)
 	want := []string{"user", "update(|+b)", "assistant", "toolResult", "update(|+b)", "update(|-a)"}
 	if got := kinds(p); !reflect.DeepEqual(got, want) {
-		t.Fatalf("entries = %q, want %q", got, want)
+		t.Fatalf("items = %q, want %q", got, want)
 	}
-	if p.Entries[4].Update.Added[0].Description != "B changed" {
-		t.Errorf("the redefinition carries the new definition: %+v", p.Entries[4].Update.Added)
+	if p.Items[4].Update.Added[0].Description != "B changed" {
+		t.Errorf("the redefinition carries the new definition: %+v", p.Items[4].Update.Added)
 	}
-	for i, e := range p.Entries {
+	for i, e := range p.Items {
 		if e.Index != i+1 {
-			t.Errorf("entry %d has transcript index %d, want %d", i, e.Index, i+1)
+			t.Errorf("item %d has transcript index %d, want %d", i, e.Index, i+1)
 		}
 	}
 }
@@ -182,7 +182,7 @@ func TestBuildAdditionsPromotesOnce(t *testing.T) {
 			t.Errorf("step %d: tools = %v, want %v", i, got, want[i].tools)
 		}
 		if got := kinds(p); !reflect.DeepEqual(got, want[i].kinds) {
-			t.Errorf("step %d: entries = %q, want %q", i, got, want[i].kinds)
+			t.Errorf("step %d: items = %q, want %q", i, got, want[i].kinds)
 		}
 	}
 	p := Build(msgs, additions)
@@ -200,7 +200,7 @@ func TestBuildAdditionsReaddAfterRemovalIsAnchored(t *testing.T) {
 	}
 	want := []string{"user", "user", "update(|+b)"}
 	if got := kinds(p); !reflect.DeepEqual(got, want) {
-		t.Errorf("entries = %q, want %q", got, want)
+		t.Errorf("items = %q, want %q", got, want)
 	}
 }
 
@@ -222,21 +222,21 @@ func TestBridgePlan(t *testing.T) {
 		t.Errorf("head tools = %v", got)
 	}
 	// A direct head call stays as it is; the loaded tool's call is wrapped.
-	if got := p.Entries[1].Message.Content[0].ToolCall.Name; got != "tool_search" {
+	if got := p.Items[1].Message.Content[0].ToolCall.Name; got != "tool_search" {
 		t.Errorf("head call renamed to %s", got)
 	}
-	wrapped := p.Entries[4].Message.Content[0].ToolCall
-	if wrapped.Name != CallToolName || string(wrapped.Arguments) != `{"name":"late_tool","arguments":{"q":"x"}}` {
+	wrapped := p.Items[4].Message.Content[0].ToolCall
+	if wrapped.Name != llm.CallToolName || string(wrapped.Arguments) != `{"name":"late_tool","arguments":{"q":"x"}}` {
 		t.Errorf("wrapped call = %s %s", wrapped.Name, wrapped.Arguments)
 	}
 	if msgs[5].Content[0].ToolCall.Name != before {
 		t.Error("Build modified the transcript")
 	}
-	load := p.Entries[3].Update
+	load := p.Items[3].Update
 	if load == nil || len(load.Added) != 0 || !strings.Contains(load.Text, `{"name":"late_tool","description":"late","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}`) {
 		t.Errorf("load update = %+v", load)
 	}
-	drop := p.Entries[len(p.Entries)-1].Update
+	drop := p.Items[len(p.Items)-1].Update
 	if drop == nil || drop.Text != "Tools no longer available: late_tool." {
 		t.Errorf("removal update = %+v", drop)
 	}
@@ -259,12 +259,12 @@ func TestUnwrapCallTool(t *testing.T) {
 		{"string arguments", `{"name":"x","arguments":"{\"a\":1}"}`, "x", `{"a":1}`},
 		{"missing arguments", `{"name":"x"}`, "x", `{}`},
 		{"null arguments", `{"name":"x","arguments":null}`, "x", `{}`},
-		{"no name", `{"arguments":{}}`, CallToolName, `{"arguments":{}}`},
-		{"invalid JSON", `{"name":`, CallToolName, `{"name":`},
+		{"no name", `{"arguments":{}}`, llm.CallToolName, `{"arguments":{}}`},
+		{"invalid JSON", `{"name":`, llm.CallToolName, `{"name":`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := UnwrapCallTool(llm.ToolCall{ID: "i", Name: CallToolName, Arguments: json.RawMessage(c.args)})
+			got := UnwrapCallTool(llm.ToolCall{ID: "i", Name: llm.CallToolName, Arguments: json.RawMessage(c.args)})
 			if got.Name != c.wantName || string(got.Arguments) != c.wantArgs || got.ID != "i" {
 				t.Errorf("got %s %s %s, want %s %s", got.ID, got.Name, got.Arguments, c.wantName, c.wantArgs)
 			}
@@ -275,22 +275,8 @@ func TestUnwrapCallTool(t *testing.T) {
 		t.Errorf("a call of another tool was unwrapped: %+v", got)
 	}
 	p := Build(nil, midText)
-	if got := p.Unwrap(llm.ToolCall{Name: CallToolName, Arguments: json.RawMessage(`{"name":"x","arguments":{}}`)}); got.Name != CallToolName {
+	if got := p.Unwrap(llm.ToolCall{Name: llm.CallToolName, Arguments: json.RawMessage(`{"name":"x","arguments":{}}`)}); got.Name != llm.CallToolName {
 		t.Errorf("a non-bridge plan unwrapped %+v", got)
-	}
-}
-
-func TestArgumentsObject(t *testing.T) {
-	for in, want := range map[string]string{
-		`{ "a" : 1 }`: `{"a":1}`,
-		`[1]`:         `{}`,
-		`{"a":`:       `{}`,
-		``:            `{}`,
-		`"s"`:         `{}`,
-	} {
-		if got := string(ArgumentsObject(json.RawMessage(in))); got != want {
-			t.Errorf("ArgumentsObject(%q) = %s, want %s", in, got, want)
-		}
 	}
 }
 
@@ -314,5 +300,24 @@ func TestCheckNames(t *testing.T) {
 	lp := Build([]llm.Message{head("p", tl(long, ""))}, midText)
 	if lp.CheckNames(AnthropicMessages) != nil || lp.CheckNames(OpenAIChat) == nil {
 		t.Error("a 65-character name is fine for Anthropic and too long for OpenAI")
+	}
+}
+
+// TestBridgePlansDoNotShareCallTool checks that a bridge plan's call_tool
+// declaration is the plan's own: a caller that edits a plan's tools (its
+// bytes included) changes no later plan, so the head stays byte-stable.
+func TestBridgePlansDoNotShareCallTool(t *testing.T) {
+	msgs := []llm.Message{head("p", tl("tool_search", "find tools")), user("go")}
+	bridge := Capabilities{Tools: llm.ToolsBridge, MidConversationText: true}
+	first := Build(msgs, bridge)
+	want := first.Tools[len(first.Tools)-1].Clone()
+	ct := &first.Tools[len(first.Tools)-1]
+	ct.Description = "changed"
+	for i := range ct.Parameters {
+		ct.Parameters[i] = ' '
+	}
+	second := Build(msgs, bridge)
+	if got := second.Tools[len(second.Tools)-1]; !got.Equal(want) || got.Description != want.Description {
+		t.Errorf("call_tool after editing an earlier plan = %s %q, want %s %q", got.Parameters, got.Description, want.Parameters, want.Description)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/emulator"
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 	"github.com/toolshelf/toolshelf/provider/anthropic"
@@ -65,7 +66,7 @@ func (es *emulatorServer) records() []emulator.Record {
 func (es *emulatorServer) sendTool(t *testing.T, desc string, schema json.RawMessage) (int, string) {
 	t.Helper()
 	body := fmt.Sprintf(`{"model":"claude-opus-5-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"probe","description":%s,"input_schema":%s}]}`,
-		provider.JSON(desc), schema)
+		adapt.JSON(desc), schema)
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, es.URL+"/v1/messages", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@ func FuzzPITokenize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		toks := PITokenize(text)
+		toks := piTokenize(text)
 		if len(toks) > len(text) {
 			t.Fatalf("%d tokens from %d bytes", len(toks), len(text))
 		}

@@ -5,7 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"unicode"
+
+	"github.com/toolshelf/toolshelf/internal/reftext"
 )
 
 // The reference ranker's BM25 constants.
@@ -28,11 +29,11 @@ var (
 	piNonWord    = regexp.MustCompile(`[^a-z0-9]+`)
 )
 
-// PITokenize splits text the way the reference tool_search does: camel case
+// piTokenize splits text the way the reference tool_search does: camel case
 // boundaries become spaces, the text is lowercased and split on every run
 // of characters outside [a-z0-9], stop words are dropped and each token is
-// stemmed by [PIStem].
-func PITokenize(text string) []string {
+// stemmed by [reftext.Stem].
+func piTokenize(text string) []string {
 	text = piLowerUpper.ReplaceAllString(text, "$1 $2")
 	text = piUpperRun.ReplaceAllString(text, "$1 $2")
 	// JavaScript lowercases İ to i and a combining dot, which splits the
@@ -43,37 +44,19 @@ func PITokenize(text string) []string {
 		if tok == "" || piStopWords[tok] {
 			continue
 		}
-		out = append(out, PIStem(tok))
+		out = append(out, reftext.Stem(tok))
 	}
 	return out
 }
 
-// PIStem is the reference's light plural stemmer: ies→y and the
-// ches/shes/sses/xes/zes endings lose "es" on words longer than four
-// letters; otherwise a final s (not ss) is dropped from words longer than
-// three.
-func PIStem(tok string) string {
-	n := len(tok)
-	switch {
-	case n > 4 && strings.HasSuffix(tok, "ies"):
-		return tok[:n-3] + "y"
-	case n > 4 && (strings.HasSuffix(tok, "ches") || strings.HasSuffix(tok, "shes") ||
-		strings.HasSuffix(tok, "sses") || strings.HasSuffix(tok, "xes") || strings.HasSuffix(tok, "zes")):
-		return tok[:n-2]
-	case n > 3 && strings.HasSuffix(tok, "s") && !strings.HasSuffix(tok, "ss"):
-		return tok[:n-1]
-	}
-	return tok
-}
-
-// PIDocumentText returns the text the reference indexes for a tool: its
+// piDocumentText returns the text the reference indexes for a tool: its
 // name, the name with underscores as spaces, the description, the schema
 // text and the namespace's name, description and instructions, joined by
 // spaces with blank parts left out. Unlike the reference, it reads each
 // part only up to the caps the toolshelf ranker applies (64 KiB of text per
 // part, the front of a schema of more than 1 MiB or 50,000 values), which
 // no real tool reaches.
-func PIDocumentText(d Document) string {
+func piDocumentText(d Document) string {
 	name := clipText(d.Name, maxFieldText)
 	parts := []string{name, strings.ReplaceAll(name, "_", " "), clipText(d.Description, maxFieldText)}
 	if len(d.Parameters) > 0 {
@@ -87,7 +70,7 @@ func PIDocumentText(d Document) string {
 	}
 	kept := parts[:0]
 	for _, p := range parts {
-		if TrimJS(p) != "" {
+		if reftext.TrimJS(p) != "" {
 			kept = append(kept, p)
 		}
 	}
@@ -122,7 +105,7 @@ func piSchemaText(n *node, out *[]string, b *textBudget) {
 }
 
 // PI is the reference ranker: plain BM25 (k1 1.2, b 0.75) over one text
-// per tool, tokenized by [PITokenize]. It reproduces the reference's scores
+// per tool, tokenized by [piTokenize]. It reproduces the reference's scores
 // and order exactly, which makes it the parity baseline; unlike the
 // reference it analyses each document once and keeps postings, so a search
 // costs time in proportion to the postings of the query's terms.
@@ -148,7 +131,7 @@ func (r *PI) Name() string { return ModePI }
 func (r *PI) Add(docs ...Document) {
 	toks := make([][]string, len(docs))
 	for i, d := range docs {
-		toks[i] = PITokenize(PIDocumentText(d))
+		toks[i] = piTokenize(piDocumentText(d))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -175,7 +158,7 @@ func (r *PI) Len() int {
 
 // Search ranks the candidates by BM25.
 func (r *PI) Search(q Query) Result {
-	terms := dedupe(PITokenize(q.Text))
+	terms := dedupe(piTokenize(q.Text))
 	if len(terms) == 0 || q.Limit <= 0 {
 		return Result{}
 	}
@@ -224,20 +207,6 @@ func (r *PI) Search(q Query) Result {
 // documents, in the form that never goes negative: ln(1 + (n-df+0.5)/(df+0.5)).
 func bm25IDF(n, df float64) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
-}
-
-// TrimJS removes the white space JavaScript's String.prototype.trim
-// removes: Unicode space separators, tab, line feed, vertical tab, form
-// feed, carriage return, the line and paragraph separators and the byte
-// order mark. (Go's strings.TrimSpace also removes U+0085 and keeps U+FEFF.)
-func TrimJS(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool {
-		switch r {
-		case '\t', '\n', '\v', '\f', '\r', '\u2028', '\u2029', '\uFEFF':
-			return true
-		}
-		return unicode.Is(unicode.Zs, r)
-	})
 }
 
 // dedupe removes repeated strings, keeping first occurrences in order.

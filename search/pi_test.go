@@ -22,21 +22,8 @@ func TestPITokenize(t *testing.T) {
 		{"café naïve", []string{"caf", "na", "ve"}},
 	}
 	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, PITokenize(tt.in)); diff != "" {
-			t.Errorf("PITokenize(%q) (-want +got):\n%s", tt.in, diff)
-		}
-	}
-}
-
-func TestPIStem(t *testing.T) {
-	for in, want := range map[string]string{
-		"queries": "query", "ies": "ies", "lies": "lie", // ies→y needs length > 4, s-removal > 3
-		"searches": "search", "pushes": "push", "classes": "class", "boxes": "box", "fizzes": "fizz",
-		"issues": "issue", "class": "class", "gas": "gas", "bus": "bus", "runs": "run",
-		"go": "go", "s": "s",
-	} {
-		if got := PIStem(in); got != want {
-			t.Errorf("PIStem(%q) = %q, want %q", in, got, want)
+		if diff := cmp.Diff(tt.want, piTokenize(tt.in)); diff != "" {
+			t.Errorf("piTokenize(%q) (-want +got):\n%s", tt.in, diff)
 		}
 	}
 }
@@ -58,8 +45,8 @@ func TestPIDocumentText(t *testing.T) {
 	// arrays are not schemas; the blank namespace instructions are left out.
 	want := "mcp__docs__read_page mcp  docs  read page Read a page. " +
 		"Args. 2 url Page URL opts raw tags A tag name mode fast slow list mcp__docs Docs server"
-	if got := PIDocumentText(d); got != want {
-		t.Errorf("PIDocumentText:\n got %q\nwant %q", got, want)
+	if got := piDocumentText(d); got != want {
+		t.Errorf("piDocumentText:\n got %q\nwant %q", got, want)
 	}
 }
 

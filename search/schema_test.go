@@ -132,10 +132,10 @@ func TestAnalysisIsCapped(t *testing.T) {
 		t.Errorf("capped fields lost their front: %v terms in the lead, %v in the parameters",
 			len(a.fields[fieldLead]), len(a.fields[fieldParams]))
 	}
-	text := PIDocumentText(Document{Name: "create_issue", Description: desc, Parameters: params,
+	text := piDocumentText(Document{Name: "create_issue", Description: desc, Parameters: params,
 		Namespace: Namespace{Name: "mcp__big", Description: desc, Instructions: desc}})
 	if len(text) > 8*maxFieldText {
-		t.Errorf("PIDocumentText is %d bytes, want at most %d", len(text), 8*maxFieldText)
+		t.Errorf("piDocumentText is %d bytes, want at most %d", len(text), 8*maxFieldText)
 	}
 }
 
@@ -184,7 +184,7 @@ func BenchmarkWideSchema(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("pi/%d", n), func(b *testing.B) {
 			for b.Loop() {
-				PITokenize(PIDocumentText(d))
+				piTokenize(piDocumentText(d))
 			}
 		})
 	}

@@ -17,8 +17,8 @@ const DefaultGroupAbove = 30
 // ungrouped is the group of tools without a namespace.
 const ungrouped = "other"
 
-// Entry is one tool of a catalog.
-type Entry struct {
+// Choice is one tool of a catalog, as the model sees it to choose.
+type Choice struct {
 	// Name is the model-facing tool name.
 	Name string
 	// Brief is the verb-first one-line summary the model chooses by.
@@ -48,7 +48,7 @@ type CatalogOptions struct {
 	// Briefs overrides the tools' briefs (their Brief, else one derived
 	// from the description), by tool name.
 	Briefs map[string]string
-	// Uses is each tool's measured use; entries are ordered by it, most
+	// Uses is each tool's measured use; choices are ordered by it, most
 	// used first, and otherwise keep the registry's order.
 	Uses map[string]int
 	// Known, when not nil, is the pool of the previous selection: tools
@@ -61,9 +61,9 @@ type CatalogOptions struct {
 
 // Catalog is the short list the model selects from.
 type Catalog struct {
-	// Entries are the tools, most used first.
-	Entries []Entry
-	// Groups are the namespaces, in order of their first entry.
+	// Choices are the tools, most used first.
+	Choices []Choice
+	// Groups are the namespaces, in order of their first choice.
 	Groups []Group
 	// Grouped reports that the pool is large enough to select groups
 	// first.
@@ -92,16 +92,16 @@ func NewCatalog(tools []tool.Tool, opts CatalogOptions) *Catalog {
 				groupDesc[group] = firstSentence(t.Namespace.Description)
 			}
 		}
-		c.Entries = append(c.Entries, Entry{Name: t.Name, Brief: brief, Group: group,
+		c.Choices = append(c.Choices, Choice{Name: t.Name, Brief: brief, Group: group,
 			New: opts.Known != nil && !opts.Known[t.Name], Uses: opts.Uses[t.Name]})
 		// The pool hash covers what the model is told about each tool,
 		// so a changed definition invalidates cached selections.
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", t.Name, brief, t.Description, t.Parameters)
 	}
 	c.hash = hex.EncodeToString(h.Sum(nil))
-	slices.SortStableFunc(c.Entries, func(a, b Entry) int { return b.Uses - a.Uses })
+	slices.SortStableFunc(c.Choices, func(a, b Choice) int { return b.Uses - a.Uses })
 	index := map[string]int{}
-	for _, e := range c.Entries {
+	for _, e := range c.Choices {
 		i, ok := index[e.Group]
 		if !ok {
 			i = len(c.Groups)
@@ -113,7 +113,7 @@ func NewCatalog(tools []tool.Tool, opts CatalogOptions) *Catalog {
 	for i, g := range c.Groups {
 		if g.Description == "" {
 			var briefs []string
-			for _, e := range c.Entries {
+			for _, e := range c.Choices {
 				if e.Group == g.Name && len(briefs) < 3 {
 					briefs = append(briefs, lowerFirst(e.Brief))
 				}
@@ -125,18 +125,18 @@ func NewCatalog(tools []tool.Tool, opts CatalogOptions) *Catalog {
 	if above == 0 {
 		above = DefaultGroupAbove
 	}
-	c.Grouped = above > 0 && len(c.Entries) > above && len(c.Groups) > 1
+	c.Grouped = above > 0 && len(c.Choices) > above && len(c.Groups) > 1
 	return c
 }
 
 // Hash identifies the pool: the tools' names, briefs and definitions.
 func (c *Catalog) Hash() string { return c.hash }
 
-// Text renders the entries of the given groups (every entry when groups is
-// empty) as "name: brief" lines, marking new tools.
+// Text renders the choices of the given groups (every choice when groups
+// is empty) as "name: brief" lines, marking new tools.
 func (c *Catalog) Text(groups []string) string {
 	var b strings.Builder
-	for _, e := range c.Entries {
+	for _, e := range c.Choices {
 		if len(groups) > 0 && !slices.Contains(groups, e.Group) {
 			continue
 		}
@@ -160,11 +160,11 @@ func (c *Catalog) GroupText() string {
 	return b.String()
 }
 
-// names returns the names of the entries of the given groups (all when
+// names returns the names of the choices of the given groups (all when
 // groups is empty).
 func (c *Catalog) names(groups []string) []string {
 	var out []string
-	for _, e := range c.Entries {
+	for _, e := range c.Choices {
 		if len(groups) == 0 || slices.Contains(groups, e.Group) {
 			out = append(out, e.Name)
 		}

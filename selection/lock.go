@@ -51,8 +51,8 @@ func (l *Lock) Reselect(prompt string, catalog *Catalog) (bool, string) {
 	for _, n := range l.Names {
 		context += " " + strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(n)
 		if catalog != nil {
-			if i := slices.IndexFunc(catalog.Entries, func(e Entry) bool { return e.Name == n }); i >= 0 {
-				context += " " + catalog.Entries[i].Brief
+			if i := slices.IndexFunc(catalog.Choices, func(e Choice) bool { return e.Name == n }); i >= 0 {
+				context += " " + catalog.Choices[i].Brief
 			}
 		}
 	}

@@ -85,7 +85,7 @@ func TestCatalog(t *testing.T) {
 	}
 	withBrief := slices.Clone(tools)
 	withBrief[0].Brief = "Open an issue. Then more."
-	if got := selection.NewCatalog(withBrief, selection.CatalogOptions{}).Entries[0].Brief; got != "Open an issue" {
+	if got := selection.NewCatalog(withBrief, selection.CatalogOptions{}).Choices[0].Brief; got != "Open an issue" {
 		t.Errorf("a tool's own brief: %q", got)
 	}
 	if got := c.Text([]string{"mcp__github"}); strings.Contains(got, "slack") || strings.Count(got, "\n") != 3 {

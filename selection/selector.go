@@ -178,11 +178,11 @@ func (s *Selector) Catalog() *Catalog {
 func (s *Selector) Select(ctx context.Context, task string) (*Result, error) {
 	cat := s.Catalog()
 	s.known = map[string]bool{}
-	for _, e := range cat.Entries {
+	for _, e := range cat.Choices {
 		s.known[e.Name] = true
 	}
 	res := &Result{Catalog: cat}
-	if len(cat.Entries) == 0 {
+	if len(cat.Choices) == 0 {
 		res.Source, res.Search = "none", true
 		return res, nil
 	}

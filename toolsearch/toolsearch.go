@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/toolshelf/toolshelf/internal/cut"
+	"github.com/toolshelf/toolshelf/internal/reftext"
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/tool"
 )
@@ -91,9 +92,9 @@ type Searcher struct {
 }
 
 // New returns a Searcher over reg's deferred and codemode tools, ranked by
-// ranker (which should be empty: the Searcher fills it). Its searches load
-// hits by DefaultLoad; SetLoadPolicy(ReferenceLoad) loads every hit, as the
-// reference does.
+// ranker (which should be empty: the Searcher fills it). FindAndLoad
+// loads hits by DefaultLoad; SetLoadPolicy(ReferenceLoad) loads every hit,
+// as the reference does.
 func New(reg *tool.Registry, ranker search.Ranker) *Searcher {
 	return &Searcher{reg: reg, ranker: ranker, indexed: make(map[string]bool), policy: DefaultLoad}
 }
@@ -118,7 +119,7 @@ func Document(t tool.Tool) search.Document {
 	return d
 }
 
-// Sync brings the index up to date with the registry. Search calls it; call
+// Sync brings the index up to date with the registry. Find calls it; call
 // it directly to pay the indexing cost ahead of the first search.
 func (s *Searcher) Sync() {
 	s.mu.Lock()
@@ -167,7 +168,7 @@ var (
 // Find ranks the shelf's candidates (loadable tools that are not active)
 // for query, without loading anything.
 func (s *Searcher) Find(query string, limit int) (Outcome, error) {
-	if search.TrimJS(query) == "" {
+	if reftext.TrimJS(query) == "" {
 		return Outcome{}, ErrEmptyQuery
 	}
 	if limit <= 0 {
@@ -242,10 +243,11 @@ func (p LoadPolicy) choose(hits []search.Hit) (load, rest []search.Hit) {
 	return load, rest
 }
 
-// Search ranks the candidates for query and activates the hits the load
-// policy chooses, additively, so the next request declares them. The
-// other hits are returned in Outcome.Others.
-func (s *Searcher) Search(query string, limit int) (Outcome, error) {
+// FindAndLoad ranks the candidates for query, as Find does, and loads
+// (activates) the hits the load policy chooses, additively, so the next
+// request declares them. The other hits are returned in Outcome.Others.
+// It is what the tool_search tool does.
+func (s *Searcher) FindAndLoad(query string, limit int) (Outcome, error) {
 	out, err := s.Find(query, limit)
 	if err != nil || len(out.Hits) == 0 {
 		return out, err
@@ -320,7 +322,7 @@ func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, 
 		return tool.ErrorResult("arguments must be a JSON object with a string \"query\""), nil
 	}
 	// The reference checks the query before the limit.
-	if a.Query == nil || search.TrimJS(*a.Query) == "" {
+	if a.Query == nil || reftext.TrimJS(*a.Query) == "" {
 		return tool.ErrorResult(ErrEmptyQuery.Error()), nil
 	}
 	if err := checkQuery(*a.Query); err != nil {
@@ -330,7 +332,7 @@ func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, 
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
 	}
-	out, err := h.s.Search(*a.Query, limit)
+	out, err := h.s.FindAndLoad(*a.Query, limit)
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
 	}

@@ -339,7 +339,7 @@ func TestLoadPolicy(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			reg, s := shelf()
 			s.SetLoadPolicy(c.policy)
-			out, err := s.Search(c.query, 8)
+			out, err := s.FindAndLoad(c.query, 8)
 			if err != nil {
 				t.Fatal(err)
 			}

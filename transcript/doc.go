@@ -4,11 +4,11 @@
 // incrementally by whoever appends), comparing declarations as canonical
 // bytes, computing tool and section changes, declaring the difference
 // between the executable tools and what the model was told ([Declare]),
-// and the reference's resolution for providers: the collapse that those
-// without mid-conversation updates need ([Collapse], [Resolve]) and where a
-// provider that can only add tools declares them ([ResolveTools],
-// [LastNonAdditive]). How each provider class renders a transcript is
-// package provider's.
+// and the facts a provider plan is built from: the collapse that a
+// provider without mid-conversation updates needs ([Collapse],
+// [LateReplace]) and the last change that was not an addition
+// ([LastNonAdditive]). Which tools a request declares, and where, is
+// resolved in one place, package provider's Build.
 //
 // The semantics follow the reference implementation: within one message
 // removals come before additions; a redefinition keeps its position; a

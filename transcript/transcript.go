@@ -157,10 +157,10 @@ func Collapse(msgs []llm.Message) []llm.Message {
 	return out
 }
 
-// DeclaredTools returns every tool a transcript ever added, at its first
+// EverAdded returns every tool a transcript ever added, at its first
 // position with its last definition, removals ignored (the reference's
-// getDeclaredTools).
-func DeclaredTools(msgs []llm.Message) []llm.Tool {
+// getDeclaredTools). The tools declared now are [CurrentTools].
+func EverAdded(msgs []llm.Message) []llm.Tool {
 	var out []llm.Tool
 	for i := range msgs {
 		if msgs[i].Role != llm.RoleSystem {
@@ -183,17 +183,6 @@ func LateReplace(msgs []llm.Message) bool {
 	return slices.ContainsFunc(msgs[min(1, len(msgs)):], func(m llm.Message) bool {
 		return m.Role == llm.RoleSystem && m.Replace
 	})
-}
-
-// Resolve returns the transcript as a provider can take it: unchanged when
-// it accepts system messages mid-conversation, collapsed otherwise or when
-// a legacy replace message follows the head (the reference's
-// resolveTranscript).
-func Resolve(msgs []llm.Message, midConversation bool) []llm.Message {
-	if midConversation && !LateReplace(msgs) {
-		return msgs
-	}
-	return Collapse(msgs)
 }
 
 // LastNonAdditive returns the index of the last system message that
@@ -224,23 +213,4 @@ func LastNonAdditive(msgs []llm.Message) (index int, available []llm.Tool) {
 		}
 	}
 	return index, available
-}
-
-// ResolveTools decides, as the reference's resolveTranscriptTools does,
-// where a provider that can add tools mid-conversation declares them: when
-// it can and the transcript has only ever added tools, the request's tool
-// list is the head's tools and later additions are anchored in place
-// (anchors is true); otherwise the request's tool list is the complete
-// current set. toolshelf's additions class goes further (package provider
-// promotes once, from [LastNonAdditive], and anchors again after it).
-func ResolveTools(msgs []llm.Message, supportsAdditions bool) (requestTools []llm.Tool, anchors bool) {
-	if supportsAdditions {
-		if i, _ := LastNonAdditive(msgs); i < 0 {
-			if head, ok := Leading(msgs); ok {
-				return slices.Clone(head.ToolsAdded), true
-			}
-			return nil, true
-		}
-	}
-	return CurrentTools(msgs), false
 }

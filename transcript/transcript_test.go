@@ -240,17 +240,14 @@ func indexOf(ts []llm.Tool, name string) int {
 	return -1
 }
 
-func TestResolve(t *testing.T) {
+func TestLateReplace(t *testing.T) {
 	msgs := withUpdate()
-	if len(transcript.Resolve(msgs, true)) != 4 || len(transcript.Resolve(msgs, false)) != 3 {
-		t.Error("Resolve keeps mid-conversation messages only when supported")
-	}
 	if transcript.LateReplace(msgs) {
 		t.Error("LateReplace without a replace message")
 	}
 	legacy := append(slices.Clone(msgs), llm.Message{Role: llm.RoleSystem, Replace: true})
-	if !transcript.LateReplace(legacy) || len(transcript.Resolve(legacy, true)) != 3 {
-		t.Error("a late replace message does not force a collapse")
+	if !transcript.LateReplace(legacy) {
+		t.Error("a replace message after the head is not late")
 	}
 	head := []llm.Message{{Role: llm.RoleSystem, Replace: true}}
 	if transcript.LateReplace(head) || transcript.LateReplace(nil) {
@@ -258,7 +255,7 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestLastNonAdditiveAndResolveTools(t *testing.T) {
+func TestLastNonAdditive(t *testing.T) {
 	head := sys([]llm.Tool{tl("a", "A")})
 	user := llm.UserText("q", 1)
 	tests := []struct {
@@ -266,45 +263,31 @@ func TestLastNonAdditiveAndResolveTools(t *testing.T) {
 		msgs      []llm.Message
 		index     int
 		available []string
-		anchors   bool
-		request   []string // ResolveTools with additions supported
 	}{
-		{"additions only", []llm.Message{head, user, sys([]llm.Tool{tl("b", "B")})}, -1, nil, true, []string{"a"}},
+		{"additions only", []llm.Message{head, user, sys([]llm.Tool{tl("b", "B")})}, -1, nil},
 		{"identical redeclaration stays additive (TR-3)", []llm.Message{head, user, sys([]llm.Tool{tl("a", "A"), tl("b", "B")})},
-			-1, nil, true, []string{"a"}},
+			-1, nil},
 		{"removal", []llm.Message{head, user, sys([]llm.Tool{tl("b", "B")}), user, sys(nil, "a"), user},
-			4, []string{"b"}, false, []string{"b"}},
+			4, []string{"b"}},
 		{"redefinition keeps its position", []llm.Message{head, user, sys([]llm.Tool{tl("b", "B")}), sys([]llm.Tool{tl("a", "changed")})},
-			3, []string{"a", "b"}, false, []string{"a", "b"}},
+			3, []string{"a", "b"}},
 		{"the last of several", []llm.Message{head, sys(nil, "a"), user, sys([]llm.Tool{tl("a", "A")}), sys([]llm.Tool{tl("c", "C")}, "a")},
-			4, []string{"c"}, false, []string{"c"}},
-		{"removing what is not there changes nothing", []llm.Message{head, user, sys(nil, "zzz")}, -1, nil, true, []string{"a"}},
+			4, []string{"c"}},
+		{"removing what is not there changes nothing", []llm.Message{head, user, sys(nil, "zzz")}, -1, nil},
 	}
 	for _, tt := range tests {
 		i, avail := transcript.LastNonAdditive(tt.msgs)
 		if i != tt.index || !slices.Equal(names(avail), tt.available) {
 			t.Errorf("%s: LastNonAdditive = %d %v, want %d %v", tt.name, i, names(avail), tt.index, tt.available)
 		}
-		req, anchors := transcript.ResolveTools(tt.msgs, true)
-		if anchors != tt.anchors || !slices.Equal(names(req), tt.request) {
-			t.Errorf("%s: ResolveTools = %v %v, want %v %v", tt.name, names(req), anchors, tt.request, tt.anchors)
-		}
-		// Without additions the request always carries the current set.
-		req, anchors = transcript.ResolveTools(tt.msgs, false)
-		if anchors || !slices.Equal(names(req), names(transcript.CurrentTools(tt.msgs))) {
-			t.Errorf("%s: without additions ResolveTools = %v %v", tt.name, names(req), anchors)
-		}
-	}
-	if req, anchors := transcript.ResolveTools([]llm.Message{user}, true); req != nil || !anchors {
-		t.Errorf("no head: %v %v", names(req), anchors)
 	}
 }
 
-func TestDeclaredTools(t *testing.T) {
+func TestEverAdded(t *testing.T) {
 	msgs := []llm.Message{sys([]llm.Tool{tl("a", "A"), tl("b", "B")}), llm.UserText("q", 1),
 		sys(nil, "a"), sys([]llm.Tool{tl("c", "C"), tl("b", "changed")})}
-	got := transcript.DeclaredTools(msgs)
+	got := transcript.EverAdded(msgs)
 	if diff := cmp.Diff([]string{"a", "b", "c"}, names(got)); diff != "" || got[1].Description != "changed" {
-		t.Errorf("DeclaredTools: %v, b = %q (-want +got):\n%s", names(got), got[1].Description, diff)
+		t.Errorf("EverAdded: %v, b = %q (-want +got):\n%s", names(got), got[1].Description, diff)
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // CallTool is the name of toolshelf's bridge meta-tool, as a model sees
 // it.
-const CallTool = provider.CallToolName
+const CallTool = llm.CallToolName
 
 // Offered returns the tools one request puts in the model's reach, read
 // from the request as the emulator decoded it (not from a transcript):

@@ -45,6 +45,8 @@ var layer = map[string]int{
 	"mcpclient/mcptest":  6,
 	"llm":                7,
 	"internal/cut":       7,
+	"internal/adapt":     6,
+	"internal/reftext":   7,
 	"internal/safetext":  7,
 	"internal/userdir":   7,
 	"internal/layers":    9,

@@ -6,6 +6,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
@@ -86,7 +87,7 @@ func (a *assembler) start(index int64, b *sdk.BetaRawContentBlockStartEventConte
 	case "redacted_thinking":
 		p = llm.Part{Type: llm.PartThinking, Redacted: true, Signature: b.Data}
 	case "tool_use":
-		p = llm.Part{Type: llm.PartToolCall, ToolCall: &llm.ToolCall{ID: cmp.Or(b.ID, provider.NewCallID("toolu_toolshelf_")), Name: b.Name}}
+		p = llm.Part{Type: llm.PartToolCall, ToolCall: &llm.ToolCall{ID: cmp.Or(b.ID, adapt.NewCallID("toolu_toolshelf_")), Name: b.Name}}
 	default:
 		return // server tool blocks and others: not part of the transcript
 	}

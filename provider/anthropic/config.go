@@ -42,7 +42,7 @@ type Config struct {
 	// Model is the model id, such as "claude-opus-5-5". Required.
 	Model string
 	// Capabilities describe what the model can express. The zero value
-	// (no tool class) means provider.DefaultTable's entry for the model.
+	// (no tool class) means what provider.DefaultTable gives the model.
 	Capabilities provider.Capabilities
 	// Retention is the prompt cache retention; empty means RetentionShort.
 	Retention Retention

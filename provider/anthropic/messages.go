@@ -7,11 +7,12 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
 
-// conversation turns a plan's entries into messages. Tool results
+// conversation turns a plan's items into messages. Tool results
 // accumulate into one user message until another message arrives; updates
 // rendered as system messages wait until just before the next assistant
 // message or the end, so that none sits between a tool_use and its
@@ -30,9 +31,9 @@ type conversation struct {
 	held    []sdk.BetaMessageParam
 }
 
-// render returns the messages of a plan's entries.
-func (c *conversation) render(entries []provider.Entry) ([]sdk.BetaMessageParam, error) {
-	for _, e := range entries {
+// render returns the messages of a plan's items.
+func (c *conversation) render(items []provider.Item) ([]sdk.BetaMessageParam, error) {
+	for _, e := range items {
 		if e.Update != nil {
 			if err := c.update(e.Update); err != nil {
 				return nil, err
@@ -81,7 +82,7 @@ func (c *conversation) update(u *provider.Update) error {
 	if c.updatesAsUser {
 		if strings.TrimSpace(u.Text) != "" {
 			c.flushResults()
-			c.msgs = append(c.msgs, sdk.NewBetaUserMessage(sdk.NewBetaTextBlock(provider.UserUpdateText(u.Text))))
+			c.msgs = append(c.msgs, sdk.NewBetaUserMessage(sdk.NewBetaTextBlock(adapt.UserUpdateText(u.Text))))
 		}
 		return nil
 	}
@@ -164,7 +165,7 @@ func (c *conversation) assistantBlocks(m *llm.Message) []sdk.BetaContentBlockPar
 			blocks = append(blocks, sdk.BetaContentBlockParamUnion{OfToolUse: &sdk.BetaToolUseBlockParam{
 				ID:    toolID(p.ToolCall.ID),
 				Name:  p.ToolCall.Name,
-				Input: provider.ArgumentsObject(p.ToolCall.Arguments),
+				Input: adapt.ArgumentsObject(p.ToolCall.Arguments),
 			}})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
@@ -37,7 +38,7 @@ func (m *Model) RequestBody(req *llm.Request) ([]byte, error) {
 // body marshals parameters as the SDK's streaming call sends them: the
 // SDK appends "stream":true to the marshalled parameters.
 func body(p sdk.BetaMessageNewParams) ([]byte, error) {
-	b, err := provider.StreamBody(p)
+	b, err := adapt.StreamBody(p)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
 	}
@@ -83,7 +84,7 @@ func (m *Model) render(req *llm.Request) (*rendered, error) {
 		p.Betas = []sdk.AnthropicBeta{sdk.AnthropicBetaInlineTools2026_09_15}
 	}
 	conv := conversation{model: m.cfg.Model, native: native, updatesAsUser: plan.UpdatesAsUser}
-	msgs, err := conv.render(plan.Entries)
+	msgs, err := conv.render(plan.Items)
 	if err != nil {
 		return nil, err
 	}

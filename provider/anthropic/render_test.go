@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
@@ -148,7 +149,7 @@ func renderCases() []renderCase {
 			name: "bridge_head", cfg: Config{Capabilities: bridgeCaps}, msgs: bridgeLoaded[:2],
 			class: llm.ToolsBridge,
 			check: func(t *testing.T, w wire) {
-				wantTools(t, w, "base_tool", provider.CallToolName)
+				wantTools(t, w, "base_tool", llm.CallToolName)
 				wantRoles(t, w, "user")
 			},
 		},
@@ -156,12 +157,12 @@ func renderCases() []renderCase {
 			name: "bridge_after_load", cfg: Config{Capabilities: bridgeCaps}, msgs: bridgeLoaded,
 			class: llm.ToolsBridge,
 			check: func(t *testing.T, w wire) {
-				wantTools(t, w, "base_tool", provider.CallToolName)
+				wantTools(t, w, "base_tool", llm.CallToolName)
 				wantRoles(t, w, "user", "assistant", "user", "system")
 				wantBlocks(t, w.last(), "text")
 				text := w.last().Content[0].Text
 				compact := `{"name":"late_tool","description":"Read a file.","parameters":{"required":["path"],"properties":{"path":{"type":"string","description":"A <relative> path & name."},"mode":{"enum":["r","w"]}},"type":"object"}}`
-				if !strings.Contains(text, compact) || !strings.Contains(text, provider.CallToolName) {
+				if !strings.Contains(text, compact) || !strings.Contains(text, llm.CallToolName) {
 					t.Errorf("update text lacks the compact definition or call_tool:\n%s", text)
 				}
 			},
@@ -176,7 +177,7 @@ func renderCases() []renderCase {
 			check: func(t *testing.T, w wire) {
 				wantRoles(t, w, "user", "assistant", "user", "system", "assistant", "user")
 				call := w.Messages[4].Content[0]
-				if call.Type != "tool_use" || call.Name != provider.CallToolName || call.ID != "toolu_02" {
+				if call.Type != "tool_use" || call.Name != llm.CallToolName || call.ID != "toolu_02" {
 					t.Fatalf("loaded call = %+v", call)
 				}
 				if diff := jsonDiff([]byte(`{"name":"late_tool","arguments":{"path":"a.txt"}}`), call.Input); diff != "" {
@@ -192,7 +193,7 @@ func renderCases() []renderCase {
 			msgs:  append(append([]llm.Message{}, bridgeLoaded...), user("now read it")),
 			class: llm.ToolsBridge,
 			check: func(t *testing.T, w wire) {
-				wantTools(t, w, "base_tool", provider.CallToolName)
+				wantTools(t, w, "base_tool", llm.CallToolName)
 				wantRoles(t, w, "user", "assistant", "user", "user", "user")
 				text := w.Messages[3].Content[0].Text
 				if !strings.HasPrefix(text, "<system-update>\n") || !strings.Contains(text, `{"name":"late_tool"`) {
@@ -248,8 +249,8 @@ func renderCases() []renderCase {
 			check: func(t *testing.T, w wire) {
 				wantRoles(t, w, "user", "assistant", "user", "system")
 				wantBlocks(t, w.last(), "tool_addition", "tool_addition")
-				if s := w.last().Content[1].Tool.Definition.InputSchema; string(s) != provider.EmptySchema {
-					t.Errorf("a tool without parameters should get %s, got %s", provider.EmptySchema, s)
+				if s := w.last().Content[1].Tool.Definition.InputSchema; string(s) != adapt.EmptySchema {
+					t.Errorf("a tool without parameters should get %s, got %s", adapt.EmptySchema, s)
 				}
 				// The tool results, where the previous request ended, carry
 				// the second conversation breakpoint.
@@ -466,7 +467,7 @@ func checkSchemas(t *testing.T, body []byte, msgs []llm.Message) {
 			declared[tl.Name] = tl.Parameters
 		}
 	}
-	declared[provider.CallToolName] = provider.CallTool.Parameters
+	declared[llm.CallToolName] = provider.CallTool().Parameters
 	declared[PlaceholderToolName] = json.RawMessage(placeholderSchema)
 	w := decodeWire(t, body)
 	sent := append([]wireTool{}, w.Tools...)
@@ -484,7 +485,7 @@ func checkSchemas(t *testing.T, body []byte, msgs []llm.Message) {
 			continue
 		}
 		if len(params) == 0 {
-			params = json.RawMessage(provider.EmptySchema)
+			params = json.RawMessage(adapt.EmptySchema)
 		}
 		var want bytes.Buffer
 		if err := json.Compact(&want, params); err != nil {
@@ -618,7 +619,7 @@ func TestRenderRefusedDeclarations(t *testing.T) {
 	}
 	for _, name := range []string{"broken", "listy", "regex"} {
 		stand := provider.Refused(llm.Tool{Name: name})
-		want := `{"input_schema":` + provider.EmptySchema + `,"name":"` + name + `","description":` + string(provider.JSON(stand.Description))
+		want := `{"input_schema":` + adapt.EmptySchema + `,"name":"` + name + `","description":` + string(adapt.JSON(stand.Description))
 		if !strings.Contains(string(body), want) {
 			t.Errorf("the body lacks the stand-in %s:\n%s", want, body)
 		}

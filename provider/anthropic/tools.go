@@ -8,8 +8,8 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
-	"github.com/toolshelf/toolshelf/provider"
 )
 
 // PlaceholderToolName is the deferred tool declared in every request of the
@@ -48,13 +48,13 @@ func toolParam(t llm.Tool) (*sdk.BetaToolParam, error) {
 func inputSchema(t llm.Tool) (json.RawMessage, error) {
 	raw := bytes.TrimSpace(t.Parameters)
 	if len(raw) == 0 || string(raw) == "null" {
-		return json.RawMessage(provider.EmptySchema), nil
+		return json.RawMessage(adapt.EmptySchema), nil
 	}
 	if !json.Valid(raw) {
 		return nil, fmt.Errorf("anthropic: tool %q: its parameters are not valid JSON: fix the tool's JSON Schema", t.Name)
 	}
 	if raw[0] != '{' {
-		return nil, fmt.Errorf("anthropic: tool %q: its parameters are not a JSON object: declare a JSON Schema object such as %s", t.Name, provider.EmptySchema)
+		return nil, fmt.Errorf("anthropic: tool %q: its parameters are not a JSON object: declare a JSON Schema object such as %s", t.Name, adapt.EmptySchema)
 	}
 	return json.RawMessage(raw), nil
 }

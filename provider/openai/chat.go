@@ -8,6 +8,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
@@ -43,7 +44,7 @@ func (m *Chat) RequestBody(req *llm.Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return provider.StreamBody(params)
+	return adapt.StreamBody(params)
 }
 
 // Stream sends the request and yields the answer's events; see
@@ -113,7 +114,7 @@ func (r *chatRenderer) messages(plan *provider.Plan) []openai.ChatCompletionMess
 	if plan.System != "" {
 		r.instruction(plan.System)
 	}
-	for _, e := range plan.Entries {
+	for _, e := range plan.Items {
 		if e.Message == nil || e.Message.Role != llm.RoleToolResult {
 			r.flushImages()
 		}
@@ -178,7 +179,7 @@ func (r *chatRenderer) assistant(m *llm.Message) {
 			ID: tc.ID,
 			Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
 				Name:      tc.Name,
-				Arguments: string(provider.ArgumentsObject(tc.Arguments)),
+				Arguments: string(adapt.ArgumentsObject(tc.Arguments)),
 			},
 		}})
 	}
@@ -225,7 +226,7 @@ func (r *chatRenderer) flushImages() {
 func (r *chatRenderer) update(plan *provider.Plan, u *provider.Update) {
 	if plan.UpdatesAsUser {
 		if u.Text != "" {
-			r.userText(provider.UserUpdateText(u.Text))
+			r.userText(adapt.UserUpdateText(u.Text))
 		}
 		return
 	}
@@ -234,7 +235,7 @@ func (r *chatRenderer) update(plan *provider.Plan, u *provider.Update) {
 		for i, t := range u.Added {
 			tools[i] = chatToolJSON(t)
 		}
-		m := param.Override[openai.ChatCompletionSystemMessageParam](provider.JSON(struct {
+		m := param.Override[openai.ChatCompletionSystemMessageParam](adapt.JSON(struct {
 			Role  string `json:"role"`
 			Tools []any  `json:"tools"`
 		}{"system", tools}))

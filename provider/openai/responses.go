@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
@@ -45,7 +46,7 @@ func (m *Responses) RequestBody(req *llm.Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return provider.StreamBody(params)
+	return adapt.StreamBody(params)
 }
 
 // Stream sends the request and yields the answer's events; see
@@ -154,7 +155,7 @@ func (r *responsesRenderer) input(plan *provider.Plan) responses.ResponseInputPa
 			breakpoint(r.lastText)
 		}
 	}()
-	for _, e := range plan.Entries {
+	for _, e := range plan.Items {
 		switch {
 		case e.Update != nil:
 			r.update(plan, e.Index, e.Update)
@@ -214,7 +215,7 @@ func (r *responsesRenderer) assistant(m *llm.Message) {
 			r.add(responses.ResponseInputItemUnionParam{OfFunctionCall: &responses.ResponseFunctionToolCallParam{
 				CallID:    p.ToolCall.ID,
 				Name:      p.ToolCall.Name,
-				Arguments: string(provider.ArgumentsObject(p.ToolCall.Arguments)),
+				Arguments: string(adapt.ArgumentsObject(p.ToolCall.Arguments)),
 			}})
 		case llm.PartThinking:
 			if item, ok := reasoningItem(p.Signature); ok && ownReasoning {
@@ -270,7 +271,7 @@ func (r *responsesRenderer) toolResult(m *llm.Message) {
 func (r *responsesRenderer) update(plan *provider.Plan, index int, u *provider.Update) {
 	if plan.UpdatesAsUser {
 		if u.Text != "" {
-			r.user([]llm.Part{llm.Text(provider.UserUpdateText(u.Text))})
+			r.user([]llm.Part{llm.Text(adapt.UserUpdateText(u.Text))})
 		}
 		return
 	}

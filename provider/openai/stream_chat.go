@@ -8,6 +8,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
@@ -137,7 +138,7 @@ func (d *chatDecoder) finish() ([]llm.Event, error) {
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}
-		id := cmp.Or(c.id, provider.NewCallID("call_toolshelf_")) // some servers send no id; the transcript needs one
+		id := cmp.Or(c.id, adapt.NewCallID("call_toolshelf_")) // some servers send no id; the transcript needs one
 		call := d.plan.Unwrap(llm.ToolCall{ID: id, Name: c.name, Arguments: json.RawMessage(args)})
 		d.msg.Content[c.part].ToolCall = &call
 		ev := call

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
@@ -105,7 +106,7 @@ func (d *responsesDecoder) added(index int64, item responses.ResponseOutputItemU
 			it.part = d.newPart(llm.Part{Type: llm.PartThinking})
 		}
 	case "function_call":
-		it.callID, it.name = cmp.Or(item.CallID, provider.NewCallID("call_toolshelf_")), item.Name
+		it.callID, it.name = cmp.Or(item.CallID, adapt.NewCallID("call_toolshelf_")), item.Name
 		if it.part < 0 {
 			it.part = d.newPart(llm.Part{Type: llm.PartToolCall, ToolCall: &llm.ToolCall{ID: it.callID, Name: item.Name}})
 		}
@@ -178,7 +179,7 @@ func (d *responsesDecoder) itemDone(index int64, item responses.ResponseOutputIt
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}
-		call := llm.ToolCall{ID: cmp.Or(item.CallID, it.callID, provider.NewCallID("call_toolshelf_")), Name: cmp.Or(item.Name, it.name), Arguments: json.RawMessage(args)}
+		call := llm.ToolCall{ID: cmp.Or(item.CallID, it.callID, adapt.NewCallID("call_toolshelf_")), Name: cmp.Or(item.Name, it.name), Arguments: json.RawMessage(args)}
 		call = d.plan.Unwrap(call)
 		if it.part < 0 {
 			it.part = d.newPart(llm.Part{Type: llm.PartToolCall})

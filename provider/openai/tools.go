@@ -7,8 +7,8 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
-	"github.com/toolshelf/toolshelf/provider"
 )
 
 // How schemas pass through the SDK: the SDK declares a tool's parameters
@@ -32,8 +32,8 @@ type responsesFunction struct {
 // responsesTool converts a declaration into a Responses function tool;
 // deferred marks it defer_loading, as a tool_search_output carries it.
 func responsesTool(t llm.Tool, deferred bool) *responses.FunctionToolParam {
-	f := param.Override[responses.FunctionToolParam](provider.JSON(responsesFunction{
-		Type: "function", Name: t.Name, Description: t.Description, Parameters: provider.CompactSchema(t), DeferLoading: deferred,
+	f := param.Override[responses.FunctionToolParam](adapt.JSON(responsesFunction{
+		Type: "function", Name: t.Name, Description: t.Description, Parameters: adapt.CompactSchema(t), DeferLoading: deferred,
 	}))
 	return &f
 }
@@ -61,8 +61,8 @@ type chatFunction struct {
 // chatToolJSON writes a declaration as a Chat Completions function tool.
 func chatToolJSON(t llm.Tool) json.RawMessage {
 	f := chatFunction{Type: "function"}
-	f.Function.Name, f.Function.Description, f.Function.Parameters = t.Name, t.Description, provider.CompactSchema(t)
-	return provider.JSON(f)
+	f.Function.Name, f.Function.Description, f.Function.Parameters = t.Name, t.Description, adapt.CompactSchema(t)
+	return adapt.JSON(f)
 }
 
 // chatTools converts declarations into the top-level tools field.

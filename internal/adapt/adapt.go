@@ -1,4 +1,11 @@
-package provider
+// Package adapt holds what the provider adapters (provider/anthropic,
+// provider/openai) and package provider's bridge share to write request
+// bodies the way the SDKs do: compact JSON without HTML escaping, a
+// declaration's schema, the streaming body, call ids for calls a server
+// sent without one, call arguments fit to send back, and the wrapping of
+// an update sent as user text. It is internal: none of it is toolshelf's
+// public API.
+package adapt
 
 import (
 	"bytes"
@@ -34,7 +41,7 @@ func JSON(v any) json.RawMessage {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		panic("provider: JSON: " + err.Error())
+		panic("adapt: JSON: " + err.Error())
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
@@ -64,4 +71,26 @@ func NewCallID(prefix string) string {
 	b := make([]byte, 8)
 	rand.Read(b) // never fails (crypto/rand, Go 1.24+)
 	return prefix + hex.EncodeToString(b)
+}
+
+// ArgumentsObject returns a call's arguments as a compact JSON object
+// fit to send back to a provider: the arguments themselves when they are
+// one, {} when the model wrote something else (its invalid output stays in
+// the transcript; the tool result already told it what was wrong).
+func ArgumentsObject(raw json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
+		var b bytes.Buffer
+		if json.Compact(&b, trimmed) == nil {
+			return b.Bytes()
+		}
+	}
+	return json.RawMessage(`{}`)
+}
+
+// UserUpdateText wraps an update's text for a model that takes no system
+// text mid-conversation, so it can travel as a user message and still read
+// as an instruction from the runtime rather than from the user.
+func UserUpdateText(text string) string {
+	return "<system-update>\n" + text + "\n</system-update>"
 }

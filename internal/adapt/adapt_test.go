@@ -1,7 +1,8 @@
-package provider
+package adapt
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/toolshelf/toolshelf/llm"
@@ -45,5 +46,34 @@ func TestStreamBody(t *testing.T) {
 func TestJSONKeepsHTMLCharacters(t *testing.T) {
 	if got := string(JSON("a<b>&c")); got != `"a<b>&c"` {
 		t.Errorf("JSON = %s", got)
+	}
+}
+
+func TestArgumentsObject(t *testing.T) {
+	for in, want := range map[string]string{
+		`{ "a" : 1 }`: `{"a":1}`,
+		`[1]`:         `{}`,
+		`{"a":`:       `{}`,
+		``:            `{}`,
+		`"s"`:         `{}`,
+	} {
+		if got := string(ArgumentsObject(json.RawMessage(in))); got != want {
+			t.Errorf("ArgumentsObject(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestNewCallID checks that ids carry the prefix and differ from call to
+// call.
+func TestNewCallID(t *testing.T) {
+	a, b := NewCallID("call_"), NewCallID("call_")
+	if !strings.HasPrefix(a, "call_") || len(a) != len("call_")+16 || a == b {
+		t.Errorf("NewCallID = %q, %q; want call_ and 16 hex digits, different each time", a, b)
+	}
+}
+
+func TestUserUpdateText(t *testing.T) {
+	if got, want := UserUpdateText("Tools loaded."), "<system-update>\nTools loaded.\n</system-update>"; got != want {
+		t.Errorf("UserUpdateText = %q, want %q", got, want)
 	}
 }
