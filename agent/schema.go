@@ -227,7 +227,12 @@ func describe(ve *jsonschema.ValidationError) string {
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
 			where := "/" + strings.Join(e.InstanceLocation, "/")
-			lines = append(lines, fmt.Sprintf("at %s: %s", where, e.ErrorKind.LocalizedString(printer)))
+			k := e.ErrorKind
+			if ap, ok := k.(*kind.AdditionalProperties); ok {
+				// The library lists them in map order.
+				k = &kind.AdditionalProperties{Properties: slices.Sorted(slices.Values(ap.Properties))}
+			}
+			lines = append(lines, fmt.Sprintf("at %s: %s", where, k.LocalizedString(printer)))
 			return
 		}
 		for _, cause := range e.Causes {
@@ -235,6 +240,9 @@ func describe(ve *jsonschema.ValidationError) string {
 		}
 	}
 	walk(ve)
+	// Causes come in an order that may vary from run to run; the text the
+	// model reads must not.
+	slices.Sort(lines)
 	if len(lines) > 5 {
 		lines = append(lines[:5], fmt.Sprintf("and %d more problems", len(lines)-5))
 	}
