@@ -302,3 +302,25 @@ func TestReplicasAnswerAlternatingRequests(t *testing.T) {
 		t.Errorf("only %d requests reached the replicas", n)
 	}
 }
+
+// TestMetaListSurvivesAnUpstreamCrash: an upstream stdio server that dies
+// during a call is reconnected on the next call, and the meta surface's
+// tools/list is the same bytes throughout.
+func TestMetaListSurvivesAnUpstreamCrash(t *testing.T) {
+	command, args, env := mcptest.Command(nil)
+	g := newGateway(t, mcpclient.ServerConfig{Name: "proc", Command: command, Args: args, Env: env})
+	cs := connect(t, g, gateway.Meta)
+	before := listBytes(t, cs)
+	if text, isErr := call(t, cs, "call_tool", map[string]any{"name": "mcp__proc__echo", "arguments": map[string]any{"text": "1"}}); isErr || text != "echo: 1" {
+		t.Fatalf("before the crash: %q", text)
+	}
+	if _, isErr := call(t, cs, "call_tool", map[string]any{"name": "mcp__proc__crash"}); !isErr {
+		t.Error("a call during which the server died is not an error")
+	}
+	if text, isErr := call(t, cs, "call_tool", map[string]any{"name": "mcp__proc__echo", "arguments": map[string]any{"text": "2"}}); isErr || text != "echo: 2" {
+		t.Errorf("after the crash: %q (error %v), want the reconnected server's echo", text, isErr)
+	}
+	if after := listBytes(t, cs); after != before {
+		t.Errorf("tools/list changed across the crash:\n%s\n%s", before, after)
+	}
+}
