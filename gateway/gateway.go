@@ -16,6 +16,7 @@ import (
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/tokens"
 	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
@@ -205,4 +206,23 @@ func textResult(text string) *mcp.CallToolResult {
 func declaration(t *mcp.Tool) llm.Tool {
 	b, _ := json.Marshal(t.InputSchema)
 	return llm.Tool{Name: t.Name, Description: t.Description, Parameters: b}
+}
+
+// Tools returns what a surface's tools/list holds now, in list order.
+func (g *Gateway) Tools(s Surface) []*mcp.Tool {
+	g.Server(s)
+	if s == Direct {
+		return g.direct.tools()
+	}
+	return metaTools()
+}
+
+// Tokens returns the o200k tokens of a tool's definition as a client
+// declares it to its model.
+func Tokens(t *mcp.Tool) (int, error) {
+	counter, err := tokens.Default()
+	if err != nil {
+		return 0, err
+	}
+	return counter.Tool(declaration(t)), nil
 }

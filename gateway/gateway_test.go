@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolshelf/toolshelf/gateway"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/mcpclient/mcptest"
+	"github.com/toolshelf/toolshelf/tokens"
 	"github.com/toolshelf/toolshelf/tool"
 )
 
@@ -322,5 +324,44 @@ func TestMetaListSurvivesAnUpstreamCrash(t *testing.T) {
 	}
 	if after := listBytes(t, cs); after != before {
 		t.Errorf("tools/list changed across the crash:\n%s\n%s", before, after)
+	}
+}
+
+// TestSearchesAndCallsAreRecorded: every search and call through a surface
+// is a metrics record naming the surface's declared tools with their
+// tokens and the tool called.
+func TestSearchesAndCallsAreRecorded(t *testing.T) {
+	log := t.TempDir() + "/metrics.jsonl"
+	servers, _ := gateway.ShelfConfig([]mcpclient.ServerConfig{{Name: "notes", Server: mcptest.NewServer("notes", "")}})
+	shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Servers: servers, Metrics: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gateway.New(shelf, gateway.Config{})
+	cs := connect(t, g, gateway.Meta)
+	call(t, cs, "tool_search", map[string]any{"query": "echo"})
+	call(t, cs, "call_tool", map[string]any{"name": "mcp__notes__echo", "arguments": map[string]any{"text": "x"}})
+	call(t, connect(t, g, gateway.Direct), "mcp__notes__pid", map[string]any{})
+	g.Close()
+	shelf.Close()
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records, bad, err := tokens.ReadLog(f)
+	if err != nil || len(bad) > 0 {
+		t.Fatal(err, bad)
+	}
+	var got []string
+	for _, r := range records {
+		got = append(got, r.Strategy+":"+strings.Join(r.Called, ","))
+		if r.ToolTokens == 0 || len(r.Declared) != len(r.DeclaredTokens) {
+			t.Errorf("record without declared tools: %+v", r)
+		}
+	}
+	want := []string{"gateway-meta:tool_search", "gateway-meta:mcp__notes__echo", "gateway-direct:mcp__notes__pid"}
+	if !slices.Equal(got, want) {
+		t.Errorf("records %v, want %v", got, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,8 @@ import (
 
 func newServeCmd(e *env) *cobra.Command {
 	var mcpFile, surface, httpAddr, token, metrics string
-	var verbose bool
+	var verbose, list bool
+	var wait time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the MCP servers of an mcp.json as one MCP server (the gateway)",
@@ -87,6 +89,9 @@ is appended to the metrics log (read it with toolshelf stats).`,
 			defer shelf.Close()
 			g := gateway.New(shelf, gateway.Config{Name: "toolshelf", Version: version(), AlwaysLoad: always, Logger: logger})
 			defer g.Close()
+			if list {
+				return listSurface(e, shelf, g, s, wait)
+			}
 			if ln == nil {
 				err := g.ServeStdio(e.ctx, s, io.NopCloser(e.stdin), nopWriteCloser{e.stdout})
 				if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
@@ -115,7 +120,46 @@ is appended to the metrics log (read it with toolshelf stats).`,
 	fl.StringVar(&token, "token", os.Getenv("TOOLSHELF_TOKEN"), "bearer token HTTP clients must send (default $TOOLSHELF_TOKEN); required beyond loopback")
 	fl.StringVar(&metrics, "metrics", "", "metrics log of searches and calls, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl)")
 	fl.BoolVarP(&verbose, "verbose", "v", false, "log upstream connections and servers' standard error to stderr")
+	fl.BoolVar(&list, "list", false, "print the surface's tools/list with each definition's tokens (once the servers connected, at most --wait) and exit")
+	fl.DurationVar(&wait, "wait", 30*time.Second, "with --list: how long to wait for the servers to connect")
 	return cmd
+}
+
+// listSurface prints what a client of the surface would be told: each
+// tool with its definition's o200k tokens, and the total.
+func listSurface(e *env, shelf *toolshelf.Shelf, g *gateway.Gateway, s gateway.Surface, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(e.ctx, wait)
+	defer cancel()
+	_ = shelf.MCP().WaitAll(ctx)
+	total := 0
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tTOKENS")
+	tools := g.Tools(s)
+	for _, t := range tools {
+		n, err := gateway.Tokens(t)
+		if err != nil {
+			return err
+		}
+		total += n
+		printf(tw, "%s\t%d\n", t.Name, n)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	printf(e.stdout, "%s surface: %d tools, %d tokens of tool definitions\n", s, len(tools), total)
+	for _, st := range shelf.MCP().Servers() {
+		if st.State != mcpclient.Connected && st.State != mcpclient.Disabled {
+			printf(e.stderr, "toolshelf: MCP server %s is %s%s\n", st.Name, st.State, errSuffix(st.Err))
+		}
+	}
+	return nil
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
 }
 
 // listenGateway listens on addr, refusing an address other machines can
