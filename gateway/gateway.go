@@ -15,8 +15,8 @@ import (
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/mcpclient"
-	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/tokens"
+	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
