@@ -64,16 +64,7 @@ Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"
 				fmt.Fprintln(e.stderr, "toolshelf: warning: "+w)
 			}
 			hs := emulatorServer(srv)
-			go func() {
-				<-e.ctx.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_ = hs.Shutdown(ctx)
-			}()
-			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			return serveUntilDone(e.ctx, hs, ln)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8089", "address to listen on (a warning says when other machines can reach it)")
@@ -89,6 +80,21 @@ Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"
 // keep-alive connection is closed after 2 minutes.
 func emulatorServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+}
+
+// serveUntilDone serves hs on ln until ctx ends, then shuts it down,
+// giving requests in flight 5 seconds.
+func serveUntilDone(ctx context.Context, hs *http.Server, ln net.Listener) error {
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 // beyondLoopback returns a warning when addr can be reached from other

@@ -101,16 +101,7 @@ is appended to the metrics log (read it with toolshelf stats).`,
 			}
 			fmt.Fprintf(e.stderr, "toolshelf gateway on http://%s/mcp (meta), /mcp/direct (direct)\n", ln.Addr())
 			hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-			go func() {
-				<-e.ctx.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_ = hs.Shutdown(ctx)
-			}()
-			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			return serveUntilDone(e.ctx, hs, ln)
 		},
 	}
 	fl := cmd.Flags()
