@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -50,5 +51,32 @@ func TestRepairedNameWaitsForALateServer(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestDirectDeclaresToolsWhileServersConnect: a client that initializes
+// the direct surface before any upstream server has connected (the usual
+// case: the client starts the gateway and initializes at once) is told
+// the surface has tools, and that their list changes, so that it lists
+// them and follows tools/list_changed. Before, the capability was left out
+// while the surface had no tool yet, and a client that reads capabilities
+// never asked for the tools.
+func TestDirectDeclaresToolsWhileServersConnect(t *testing.T) {
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := mcptest.NewServer("late", "").Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	release := make(chan struct{})
+	g := newGateway(t, mcpclient.ServerConfig{Name: "late", Transport: gated{ct, release}})
+	direct := connect(t, g, gateway.Direct)
+	if caps := direct.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
+		t.Errorf("the direct surface's capabilities while its server connects: %+v, want tools with listChanged", caps)
+	}
+	close(release)
+	call(t, connect(t, g, gateway.Meta), "tool_search", map[string]any{"query": "echo"}) // waits for the server
+	if l := listBytes(t, direct); !strings.Contains(l, "mcp__late__echo") {
+		t.Errorf("the direct list once the server connected: %s", l)
 	}
 }
