@@ -25,7 +25,13 @@ type directServer struct {
 
 func (g *Gateway) newDirect() *directServer {
 	d := &directServer{g: g, shown: map[string]string{}}
-	d.srv = mcp.NewServer(g.impl(), &mcp.ServerOptions{Logger: g.cfg.Logger})
+	// The tools capability is declared from the start: the surface has no
+	// tool until an upstream server connects, and a client that reads
+	// capabilities would otherwise never list them. (Logging, which the
+	// SDK declares by default, is left out: the gateway sends clients no
+	// log messages, and the feature is deprecated.)
+	d.srv = mcp.NewServer(g.impl(), &mcp.ServerOptions{Logger: g.cfg.Logger,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
 	d.sync()
 	// Upstream changes (a server connecting, list_changed, a reconnect)
 	// reach every client as tools/list_changed.

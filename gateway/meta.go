@@ -200,8 +200,10 @@ func repairArguments(raw json.RawMessage) json.RawMessage {
 // resolve finds the tool a model named: the exact name; the same name in
 // another case or with - for _; or a name without the mcp__<server>__
 // prefix, when one tool has it. A server still connecting is waited for
-// when the name carries its prefix. problem is what to tell the model when
-// no tool fits; err is ctx's when it ended.
+// when the name carries its prefix; a name that fits no tool yet may be
+// any such server's, so then every server still connecting is waited for
+// before the answer is no. problem is what to tell the model when no tool
+// fits; err is ctx's when it ended.
 func (g *Gateway) resolve(ctx context.Context, name string) (resolved, problem string, err error) {
 	if t, ok := g.reg.Get(name); ok && callable(t) {
 		return name, "", nil
@@ -209,10 +211,25 @@ func (g *Gateway) resolve(ctx context.Context, name string) (resolved, problem s
 	if err := g.mcp.WaitFor(ctx, name); err != nil {
 		return "", "", err
 	}
+	if resolved, problem, found := g.match(name); found {
+		return resolved, problem, nil
+	}
+	if err := g.mcp.WaitAll(ctx); err != nil {
+		return "", "", err
+	}
+	if resolved, problem, found := g.match(name); found {
+		return resolved, problem, nil
+	}
+	return "", fmt.Sprintf("No tool named %q: search for it with tool_search and use a name it returns.", name), nil
+}
+
+// match looks name up among the tools registered now, as resolve
+// describes; found is false when no tool fits it.
+func (g *Gateway) match(name string) (resolved, problem string, found bool) {
 	if t, ok := g.reg.Get(name); ok && callable(t) {
-		return name, "", nil
+		return name, "", true
 	} else if ok && t.Exposure == tool.Hidden {
-		return "", fmt.Sprintf("Tool %s is not available through this gateway.", name), nil
+		return "", fmt.Sprintf("Tool %s is not available through this gateway.", name), true
 	}
 	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "-", "_")) }
 	want := norm(name)
@@ -231,11 +248,11 @@ func (g *Gateway) resolve(ctx context.Context, name string) (resolved, problem s
 	}
 	switch {
 	case len(exact) == 1:
-		return exact[0], "", nil
+		return exact[0], "", true
 	case len(exact) == 0 && len(suffix) == 1:
-		return suffix[0], "", nil
+		return suffix[0], "", true
 	case len(exact)+len(suffix) > 1:
-		return "", fmt.Sprintf("%q names more than one tool (%s): call_tool with the full name.", name, strings.Join(append(exact, suffix...), ", ")), nil
+		return "", fmt.Sprintf("%q names more than one tool (%s): call_tool with the full name.", name, strings.Join(append(exact, suffix...), ", ")), true
 	}
-	return "", fmt.Sprintf("No tool named %q: search for it with tool_search and use a name it returns.", name), nil
+	return "", "", false
 }

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// servingLine is what serve --http prints on stderr once it listens.
+var servingLine = regexp.MustCompile(`^toolshelf gateway on http://(\S+)/mcp `)
+
+// syncBuffer is a buffer written by one goroutine and read by another.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startServeHTTP runs "toolshelf serve" with args (which hold --http) in
+// this process until the test ends, and returns the gateway's base URL
+// once it listens, read from the line serve prints, and its stderr. A
+// gateway listening on every address is reached on 127.0.0.1.
+func startServeHTTP(t *testing.T, args ...string) (base string, stderr *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		code := Main(ctx, append([]string{"serve"}, args...), strings.NewReader(""), io.Discard, pw)
+		pw.Close()
+		done <- code
+	}()
+	stderr = &syncBuffer{}
+	sc := bufio.NewScanner(pr)
+	var addr string
+	for addr == "" && sc.Scan() {
+		stderr.Write(append(sc.Bytes(), '\n'))
+		if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+		}
+	}
+	if addr == "" {
+		cancel()
+		t.Fatalf("serve %q ended before it listened: exit %d: %s", args, <-done, stderr)
+	}
+	drained := make(chan struct{})
+	go func() { // keep reading, so serve is never blocked on its stderr
+		defer close(drained)
+		io.Copy(stderr, pr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve %q exited %d: %s", args, code, stderr)
+		}
+		<-drained
+	})
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port), stderr
+}
+
+// TestServeBeyondLoopbackNeedsAToken: serve --http on an address other
+// machines can reach, without a token, refuses to start and says why and
+// what to do.
+func TestServeBeyondLoopbackNeedsAToken(t *testing.T) {
+	t.Setenv("TOOLSHELF_TOKEN", "")
+	code, out, errOut := run(t, "serve", "--mcp", testMCP(t, nil), "--metrics", "off", "--http", "0.0.0.0:0")
+	if code != 2 || out != "" {
+		t.Errorf("exit %d, stdout %q, want 2 and nothing", code, out)
+	}
+	for _, want := range []string{"--http 0.0.0.0:0 listens beyond this machine", "without authentication", "set --token (or $TOOLSHELF_TOKEN)", "or listen on 127.0.0.1"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q does not say %q", errOut, want)
+		}
+	}
+}
+
+// TestServeHTTPNeedsTheToken: with a token (the flag or $TOOLSHELF_TOKEN)
+// serve listens beyond loopback, and every surface answers a request
+// without the token, or with another, 401 with a Bearer challenge; the
+// token itself never reaches the log.
+func TestServeHTTPNeedsTheToken(t *testing.T) {
+	const token = "s3cret-gateway-token"
+	for _, c := range []struct {
+		name, env string
+		flags     []string
+	}{
+		{"flag", "", []string{"--token", token}},
+		{"environment", token, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("TOOLSHELF_TOKEN", c.env)
+			args := append([]string{"--mcp", testMCP(t, nil), "--metrics", "off", "-v", "--http", "0.0.0.0:0"}, c.flags...)
+			base, stderr := startServeHTTP(t, args...)
+			body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+			for _, path := range []string{"/mcp", "/mcp/meta", "/mcp/direct"} {
+				for _, auth := range []string{"", "Bearer wrong", token, "Bearer " + token} {
+					req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+					if err != nil {
+						t.Fatal(err)
+					}
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					if auth != "" {
+						req.Header.Set("Authorization", auth)
+					}
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					want := http.StatusUnauthorized
+					if auth == "Bearer "+token {
+						want = http.StatusOK
+					}
+					if resp.StatusCode != want {
+						t.Errorf("%s with Authorization %q: %d %s, want %d", path, auth, resp.StatusCode, got, want)
+					}
+					if want == http.StatusUnauthorized && (!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") || !strings.Contains(string(got), "Authorization: Bearer")) {
+						t.Errorf("%s: a 401 without a Bearer challenge or the fix: %v %q", path, resp.Header, got)
+					}
+					if want == http.StatusOK && !strings.Contains(string(got), `"serverInfo":{"name":"toolshelf"`) {
+						t.Errorf("%s: the initialize answer: %s", path, got)
+					}
+				}
+			}
+			if strings.Contains(stderr.String(), token) {
+				t.Errorf("the token reached the log: %s", stderr)
+			}
+		})
+	}
+}
