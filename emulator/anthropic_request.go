@@ -41,7 +41,7 @@ type anthBreakpoint struct {
 // request checks the top-level fields in order and assembles the
 // exchange.
 func (d *anthDecoder) request(o anthObj) *Error {
-	if e := o.extra(anthTopLevelKeys...); e != nil {
+	if e := o.extra(d.topLevelKeys()...); e != nil {
 		return e
 	}
 	model, _, e := o.str("model", true)
@@ -79,6 +79,9 @@ func (d *anthDecoder) request(o anthObj) *Error {
 		return e
 	}
 	if e := d.outputConfig(o); e != nil {
+		return e
+	}
+	if e := anthSafeguards(o); e != nil {
 		return e
 	}
 	if o.has("cache_control") {
@@ -208,6 +211,35 @@ func (d *anthDecoder) outputConfig(o anthObj) *Error {
 	}
 	if oc.has("format") && d.maxTokens == 0 {
 		return anthInvalid("max_tokens: max_tokens 0 (cache pre-warming) cannot be combined with structured outputs (output_config.format)")
+	}
+	return nil
+}
+
+// anthSafeguards checks the safeguards Claude Code sends in auto mode
+// (behind dangerous-tool-use-2026-09-03): a list of {"type":
+// "dangerous_tool_use", "classifier_context": {...}}. The classifier's
+// context is not modelled: any object is accepted.
+func anthSafeguards(o anthObj) *Error {
+	list, _, e := o.list("safeguards", false)
+	if e != nil {
+		return e
+	}
+	for i, raw := range list {
+		s, e := anthAsObj(anthJoin("safeguards", i), raw)
+		if e != nil {
+			return e
+		}
+		typ, e := anthTag(s, "type", []string{"dangerous_tool_use"})
+		if e != nil {
+			return e
+		}
+		s.path = anthJoin(s.path, typ)
+		if e := s.extra("type", "classifier_context"); e != nil {
+			return e
+		}
+		if _, _, e := s.obj("classifier_context", false); e != nil {
+			return e
+		}
 	}
 	return nil
 }
