@@ -1,0 +1,281 @@
+//go:build unix
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// claudeCode is a real coding agent, Claude Code (installed pinned by
+// .ci/claude-code), with a home of its own in which the gateway is
+// configured as a user-scope MCP server named toolshelf: this test binary
+// run as toolshelf serve (see mainEnv) over the real filesystem server on
+// files.
+type claudeCode struct {
+	bin, project string
+	env          []string
+}
+
+// newClaudeCode sets Claude Code up. Without it (or without the real MCP
+// servers) the test is skipped, except under CI, where both are required.
+func newClaudeCode(t *testing.T, files string) *claudeCode {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join("..", "..", ".ci", "claude", "node_modules", ".bin", "claude"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("Claude Code is required under CI: %v (run bash .ci/claude-code)", err)
+		}
+		t.Skipf("Claude Code is not installed (run bash .ci/claude-code): %v", err)
+	}
+	servers := realServerBin(t)
+	mcp := writeMCPConfig(t, map[string]any{
+		"filesystem": map[string]any{"command": filepath.Join(servers, "mcp-server-filesystem"), "args": []string{files}},
+	})
+	home := t.TempDir()
+	c := &claudeCode{bin: bin, project: filepath.Join(home, "project"), env: []string{
+		// Only what this test gives it: nothing of the developer's
+		// configuration, keys or Claude Code settings.
+		"PATH=" + os.Getenv("PATH"), // node, for the filesystem server
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"TMPDIR=" + filepath.Join(home, "tmp"), // Claude Code keeps task output under $TMPDIR/claude-<uid>
+		// No traffic beyond the emulator: no telemetry, error
+		// reports, update checks or other nonessential calls.
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+	}}
+	for _, dir := range []string{c.project, filepath.Join(home, "tmp")} {
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve, err := json.Marshal([]string{"serve", "--mcp", mcp, "--metrics", "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.command(t, "mcp", "add", "--scope", "user", "toolshelf", "-e", mainEnv+"="+string(serve), "--", exe, "-test.run=^$").CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude mcp add: %v\n%s", err, out)
+	}
+	return c
+}
+
+func (c *claudeCode) command(t *testing.T, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(t.Context(), c.bin, args...)
+	cmd.Dir, cmd.Env = c.project, c.env
+	return cmd
+}
+
+// TestClaudeCodeListsTheGateway: Claude Code's MCP client connects to the
+// gateway, offline, and claude mcp list reports it connected.
+func TestClaudeCodeListsTheGateway(t *testing.T) {
+	c := newClaudeCode(t, t.TempDir())
+	out, err := c.command(t, "mcp", "list").CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude mcp list: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`(?m)^toolshelf: .* - ✔ Connected$`).Match(out) {
+		t.Errorf("claude mcp list does not report the gateway connected:\n%s", out)
+	}
+}
+
+// TestClaudeCodeCallsThroughTheGateway runs Claude Code end to end,
+// offline: claude -p against toolshelf emulate --script, the gateway's
+// tools declared directly (ENABLE_TOOL_SEARCH=false). The scripted model
+// searches with tool_search, reads a file with call_tool and answers; the
+// file's content, which the script does not hold, comes back from the real
+// filesystem server through the gateway into Claude Code's output. Every
+// request Claude Code sends is accepted the first time: none is refused
+// for a beta or a field the real API takes.
+func TestClaudeCodeCallsThroughTheGateway(t *testing.T) {
+	files, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const content = "The filesystem server read this line from disk for the gateway."
+	note := filepath.Join(files, "note.txt")
+	if err := os.WriteFile(note, []byte(content+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const answer = "I read note.txt through the toolshelf gateway."
+	var script bytes.Buffer
+	for _, reply := range []any{
+		map[string]any{"tool_calls": []any{map[string]any{"name": "mcp__toolshelf__tool_search",
+			"arguments": map[string]any{"query": "read the contents of a text file"}}}},
+		map[string]any{"tool_calls": []any{map[string]any{"name": "mcp__toolshelf__call_tool",
+			"arguments": map[string]any{"name": "mcp__filesystem__read_text_file", "arguments": map[string]any{"path": note}}}}},
+		map[string]any{"text": answer},
+	} {
+		line, err := json.Marshal(reply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script.Write(append(line, '\n'))
+	}
+	scriptPath := filepath.Join(t.TempDir(), "script.jsonl")
+	if err := os.WriteFile(scriptPath, script.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newClaudeCode(t, files)
+	base, emuLog := emulateScript(t, scriptPath)
+
+	cmd := c.command(t, "-p", "--output-format", "stream-json", "--verbose", "--allowedTools", "mcp__toolshelf",
+		"--", "Read note.txt through the toolshelf gateway")
+	cmd.Env = append(slices.Clip(cmd.Env), "ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY=sk-toolshelf-test", "ENABLE_TOOL_SEARCH=false")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("claude -p: %v\n%s\n%s\nemulator:\n%s", err, stderr.Bytes(), out, emuLog.String())
+	}
+
+	var calls []string
+	results := map[string]string{} // tool_use id → result text
+	ids := map[string]string{}     // tool name → tool_use id
+	var result *ccEvent
+	for line := range bytes.Lines(out) {
+		var ev ccEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			t.Fatalf("a line of stream-json is not JSON: %v\n%s", err, line)
+		}
+		switch ev.Type {
+		case "system":
+			if ev.Subtype != "init" {
+				continue
+			}
+			if !slices.Contains(ev.Tools, "mcp__toolshelf__tool_search") || !slices.Contains(ev.Tools, "mcp__toolshelf__call_tool") {
+				t.Errorf("the gateway's tools are not declared: %v", ev.Tools)
+			}
+			if !slices.ContainsFunc(ev.MCPServers, func(s ccServer) bool { return s.Name == "toolshelf" && s.Status == "connected" }) {
+				t.Errorf("the gateway is not connected: %+v", ev.MCPServers)
+			}
+		case "assistant", "user":
+			for _, b := range ev.Message.Content {
+				switch b.Type {
+				case "tool_use":
+					calls = append(calls, b.Name)
+					ids[b.Name] = b.ID
+				case "tool_result":
+					if b.IsError {
+						t.Errorf("tool %s failed: %s", b.ToolUseID, b.text())
+					}
+					results[b.ToolUseID] = b.text()
+				}
+			}
+		case "result":
+			result = &ev
+		}
+	}
+	if want := []string{"mcp__toolshelf__tool_search", "mcp__toolshelf__call_tool"}; !slices.Equal(calls, want) {
+		t.Fatalf("Claude Code called %v, want %v\n%s", calls, want, out)
+	}
+	if found := results[ids["mcp__toolshelf__tool_search"]]; !strings.Contains(found, "## mcp__filesystem__read_text_file") {
+		t.Errorf("tool_search did not find the filesystem server's read_text_file:\n%s", found)
+	}
+	if read := results[ids["mcp__toolshelf__call_tool"]]; !strings.Contains(read, content) {
+		t.Errorf("call_tool's result lacks the file's content %q:\n%s", content, read)
+	}
+	if result == nil || result.Subtype != "success" || result.IsError || result.Result != answer {
+		t.Errorf("Claude Code's result %+v, want success with %q", result, answer)
+	}
+	// One request per scripted reply, each answered 200 at once.
+	log := strings.TrimSpace(emuLog.String())
+	lines := strings.Split(log, "\n")
+	ok := regexp.MustCompile(`^#\d+ anthropic-messages claude-\S+ 200 input=`)
+	if len(lines) != 3 || !ok.MatchString(lines[0]) || !ok.MatchString(lines[1]) || !ok.MatchString(lines[2]) {
+		t.Errorf("the emulator's log, want three requests answered 200:\n%s", log)
+	}
+}
+
+// emulateScript runs toolshelf emulate --script on a free loopback port
+// until the test ends; it returns the base URL and the request log.
+func emulateScript(t *testing.T, script string) (string, *watcher) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	listening := make(chan struct{})
+	stdout, stderr := &watcher{marker: "emulator listening", fn: func() { close(listening) }}, &watcher{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"emulate", "--listen", "127.0.0.1:0", "--script", script}, strings.NewReader(""), stdout, stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	select {
+	case <-listening:
+	case code := <-done:
+		t.Fatalf("emulate exited %d: %s", code, stderr.String())
+	}
+	m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("no address in %q", stdout.String())
+	}
+	return m[1], stderr
+}
+
+// ccEvent is a line of Claude Code's stream-json output, the fields this
+// test reads.
+type ccEvent struct {
+	Type       string     `json:"type"`
+	Subtype    string     `json:"subtype"`
+	Tools      []string   `json:"tools"`
+	MCPServers []ccServer `json:"mcp_servers"`
+	Message    struct {
+		Content []ccBlock `json:"content"`
+	} `json:"message"`
+	IsError bool   `json:"is_error"`
+	Result  string `json:"result"`
+}
+
+type ccServer struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+type ccBlock struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	ToolUseID string          `json:"tool_use_id"`
+	IsError   bool            `json:"is_error"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// text is a tool_result's content as text: a string, or its text blocks.
+func (b ccBlock) text() string {
+	var s string
+	if json.Unmarshal(b.Content, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(b.Content, &blocks)
+	texts := make([]string, len(blocks))
+	for i, x := range blocks {
+		texts[i] = x.Text
+	}
+	return strings.Join(texts, "\n")
+}
