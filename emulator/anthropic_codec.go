@@ -40,7 +40,7 @@ var anthKnownBetas = []string{
 	anthBetaPerTurn, "effort-2025-11-24", "thinking-token-count-2026-05-13", "thinking-display-updates-2026-08-18",
 	anthBetaSafeguards, "afk-mode-2026-01-31",
 	// Deprecated: the features are GA; the values are no-ops.
-	"prompt-caching-2024-07-31", "extended-cache-ttl-2025-04-11", "cache-diagnosis-2026-04-07",
+	"prompt-caching-2024-07-31", "extended-cache-ttl-2025-04-11", "cache-diagnosis-2026-04-07", "token-counting-2024-11-01",
 	"token-efficient-tools-2025-02-19", "advanced-tool-use-2025-11-20",
 }
 
@@ -57,6 +57,16 @@ var anthTopLevelKeys = []string{
 }
 
 func (anthropicCodec) decode(h http.Header, body []byte) (*Exchange, *Error) {
+	return anthDecode(h, body, false)
+}
+
+// decodeCount validates a count_tokens request: the fields of a prompt,
+// without those of generation (max_tokens, stream, sampling, metadata).
+func (anthropicCodec) decodeCount(h http.Header, body []byte) (*Exchange, *Error) {
+	return anthDecode(h, body, true)
+}
+
+func anthDecode(h http.Header, body []byte, count bool) (*Exchange, *Error) {
 	if strings.TrimSpace(h.Get("anthropic-version")) == "" {
 		return nil, anthInvalid("anthropic-version: header is required")
 	}
@@ -72,7 +82,7 @@ func (anthropicCodec) decode(h http.Header, body []byte) (*Exchange, *Error) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	d := &anthDecoder{betas: betas, known: map[string]*anthTool{},
+	d := &anthDecoder{betas: betas, count: count, known: map[string]*anthTool{},
 		ex: &Exchange{API: AnthropicMessages}}
 	if apiErr := d.request(root); apiErr != nil {
 		return nil, apiErr
@@ -116,8 +126,17 @@ func (d *anthDecoder) messageEffort() bool {
 	return d.betas[anthBetaEffort] || d.betas[anthBetaPerTurn]
 }
 
+// anthCountKeys are the fields of a count_tokens body.
+var anthCountKeys = []string{
+	"model", "messages", "system", "tools", "tool_choice", "thinking", "output_config", "output_format",
+	"cache_control", "speed", "context_management", "compaction", "billing_policy", "mcp_servers",
+}
+
 // topLevelKeys are the body's fields with the request's betas.
 func (d *anthDecoder) topLevelKeys() []string {
+	if d.count {
+		return anthCountKeys
+	}
 	if d.betas[anthBetaSafeguards] {
 		return append(slices.Clip(anthTopLevelKeys), "safeguards")
 	}

@@ -8,6 +8,8 @@ import (
 type anthDecoder struct {
 	betas map[string]bool
 	ex    *Exchange
+	// count is set for a count_tokens request, which has no max_tokens.
+	count bool
 	// maxTokens is the request's, for the rules that depend on it.
 	maxTokens int64
 
@@ -48,6 +50,18 @@ func (d *anthDecoder) request(o anthObj) *Error {
 	if e != nil {
 		return e
 	}
+	d.ex.Model = model
+	if d.count {
+		// count_tokens: the prompt's fields only.
+		msgs, _, e := o.list("messages", true)
+		if e != nil {
+			return e
+		}
+		if len(msgs) == 0 {
+			return anthInvalid("messages: List should have at least 1 item after validation, not 0")
+		}
+		return d.prompt(o, msgs)
+	}
 	maxTokens, _, e := o.integer("max_tokens", true)
 	if e != nil {
 		return e
@@ -61,7 +75,7 @@ func (d *anthDecoder) request(o anthObj) *Error {
 		return e
 	}
 	d.maxTokens = maxTokens
-	d.ex.Model, d.ex.Stream, d.ex.MaxTokens = model, stream, int(maxTokens)
+	d.ex.Stream, d.ex.MaxTokens = stream, int(maxTokens)
 	switch {
 	case maxTokens < 0:
 		return anthInvalid("max_tokens: Input should be greater than or equal to 0")
@@ -74,6 +88,16 @@ func (d *anthDecoder) request(o anthObj) *Error {
 	if e := d.sampling(o); e != nil {
 		return e
 	}
+	return d.prompt(o, msgs)
+}
+
+// prewarm reports a Messages request with max_tokens 0, which only
+// writes the cache (count_tokens has no max_tokens and is none).
+func (d *anthDecoder) prewarm() bool { return !d.count && d.maxTokens == 0 }
+
+// prompt checks the fields that make the prompt, in order, and assembles
+// the exchange.
+func (d *anthDecoder) prompt(o anthObj, msgs []any) *Error {
 	thinking, e := d.thinking(o)
 	if e != nil {
 		return e
@@ -181,10 +205,10 @@ func (d *anthDecoder) thinking(o anthObj) (string, *Error) {
 		if budget < 1024 {
 			return "", anthInvalid("%s: Input should be greater than or equal to 1024", t.at("budget_tokens"))
 		}
-		if d.maxTokens == 0 {
+		if d.prewarm() {
 			return "", anthInvalid("max_tokens: max_tokens 0 (cache pre-warming) cannot be combined with extended thinking")
 		}
-		if budget >= d.maxTokens {
+		if !d.count && budget >= d.maxTokens {
 			return "", anthInvalid("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size")
 		}
 	}
@@ -209,7 +233,7 @@ func (d *anthDecoder) outputConfig(o anthObj) *Error {
 	if _, e := oc.oneOf("effort", false, anthEfforts...); e != nil {
 		return e
 	}
-	if oc.has("format") && d.maxTokens == 0 {
+	if oc.has("format") && d.prewarm() {
 		return anthInvalid("max_tokens: max_tokens 0 (cache pre-warming) cannot be combined with structured outputs (output_config.format)")
 	}
 	return nil
@@ -283,7 +307,7 @@ func (d *anthDecoder) toolChoice(o anthObj, thinking string) *Error {
 	if forced && thinking == "enabled" {
 		return anthInvalid("Thinking may not be enabled when tool_choice forces tool use.")
 	}
-	if forced && d.maxTokens == 0 {
+	if forced && d.prewarm() {
 		return anthInvalid("max_tokens: max_tokens 0 (cache pre-warming) cannot be combined with a tool_choice that forces tool use")
 	}
 	return nil
