@@ -101,14 +101,39 @@ func TestClaudeCodeListsTheGateway(t *testing.T) {
 }
 
 // TestClaudeCodeCallsThroughTheGateway runs Claude Code end to end,
-// offline: claude -p against toolshelf emulate --script, the gateway's
-// tools declared directly (ENABLE_TOOL_SEARCH=false). The scripted model
-// searches with tool_search, reads a file with call_tool and answers; the
-// file's content, which the script does not hold, comes back from the real
-// filesystem server through the gateway into Claude Code's output. Every
-// request Claude Code sends is accepted the first time: none is refused
-// for a beta or a field the real API takes.
+// offline: claude -p against toolshelf emulate --script. The scripted
+// model searches with the gateway's tool_search, reads a file with its
+// call_tool and answers; the file's content, which the script does not
+// hold, comes back from the real filesystem server through the gateway
+// into Claude Code's output. Every request Claude Code sends is accepted
+// the first time: none is refused for a beta or a field the real API
+// takes. Claude Code's own tool search decides how the gateway's two
+// tools reach the model: declared directly (ENABLE_TOOL_SEARCH=false),
+// declared directly once count_tokens has shown them small (auto), or
+// deferred behind its ToolSearch tool (the default), which the script
+// then calls first.
 func TestClaudeCodeCallsThroughTheGateway(t *testing.T) {
+	toolSearch := map[string]any{"tool_calls": []any{map[string]any{"name": "ToolSearch",
+		"arguments": map[string]any{"query": "select:mcp__toolshelf__tool_search,mcp__toolshelf__call_tool"}}}}
+	for _, c := range []struct {
+		name string
+		env  []string // ENABLE_TOOL_SEARCH, when set
+		// first are replies before the gateway's tools are called;
+		// counts is how many count_tokens requests Claude Code sends.
+		first  []any
+		counts int
+	}{
+		{name: "declared", env: []string{"ENABLE_TOOL_SEARCH=false"}},
+		{name: "counted", env: []string{"ENABLE_TOOL_SEARCH=auto"}, counts: 1},
+		{name: "deferred", first: []any{toolSearch}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			claudeCodeEndToEnd(t, c.env, c.first, c.counts)
+		})
+	}
+}
+
+func claudeCodeEndToEnd(t *testing.T, env []string, first []any, counts int) {
 	files, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -119,14 +144,14 @@ func TestClaudeCodeCallsThroughTheGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	const answer = "I read note.txt through the toolshelf gateway."
-	var script bytes.Buffer
-	for _, reply := range []any{
+	replies := append(slices.Clip(first),
 		map[string]any{"tool_calls": []any{map[string]any{"name": "mcp__toolshelf__tool_search",
 			"arguments": map[string]any{"query": "read the contents of a text file"}}}},
 		map[string]any{"tool_calls": []any{map[string]any{"name": "mcp__toolshelf__call_tool",
 			"arguments": map[string]any{"name": "mcp__filesystem__read_text_file", "arguments": map[string]any{"path": note}}}}},
-		map[string]any{"text": answer},
-	} {
+		map[string]any{"text": answer})
+	var script bytes.Buffer
+	for _, reply := range replies {
 		line, err := json.Marshal(reply)
 		if err != nil {
 			t.Fatal(err)
@@ -142,7 +167,7 @@ func TestClaudeCodeCallsThroughTheGateway(t *testing.T) {
 
 	cmd := c.command(t, "-p", "--output-format", "stream-json", "--verbose", "--allowedTools", "mcp__toolshelf",
 		"--", "Read note.txt through the toolshelf gateway")
-	cmd.Env = append(slices.Clip(cmd.Env), "ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY=sk-toolshelf-test", "ENABLE_TOOL_SEARCH=false")
+	cmd.Env = append(append(slices.Clip(cmd.Env), "ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY=sk-toolshelf-test"), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -165,7 +190,7 @@ func TestClaudeCodeCallsThroughTheGateway(t *testing.T) {
 				continue
 			}
 			if !slices.Contains(ev.Tools, "mcp__toolshelf__tool_search") || !slices.Contains(ev.Tools, "mcp__toolshelf__call_tool") {
-				t.Errorf("the gateway's tools are not declared: %v", ev.Tools)
+				t.Errorf("the gateway's tools are not offered: %v", ev.Tools)
 			}
 			if !slices.ContainsFunc(ev.MCPServers, func(s ccServer) bool { return s.Name == "toolshelf" && s.Status == "connected" }) {
 				t.Errorf("the gateway is not connected: %+v", ev.MCPServers)
@@ -187,7 +212,11 @@ func TestClaudeCodeCallsThroughTheGateway(t *testing.T) {
 			result = &ev
 		}
 	}
-	if want := []string{"mcp__toolshelf__tool_search", "mcp__toolshelf__call_tool"}; !slices.Equal(calls, want) {
+	want := []string{"mcp__toolshelf__tool_search", "mcp__toolshelf__call_tool"}
+	if first != nil {
+		want = append([]string{"ToolSearch"}, want...)
+	}
+	if !slices.Equal(calls, want) {
 		t.Fatalf("Claude Code called %v, want %v\n%s", calls, want, out)
 	}
 	if found := results[ids["mcp__toolshelf__tool_search"]]; !strings.Contains(found, "## mcp__filesystem__read_text_file") {
@@ -199,12 +228,23 @@ func TestClaudeCodeCallsThroughTheGateway(t *testing.T) {
 	if result == nil || result.Subtype != "success" || result.IsError || result.Result != answer {
 		t.Errorf("Claude Code's result %+v, want success with %q", result, answer)
 	}
-	// One request per scripted reply, each answered 200 at once.
+	// One request per scripted reply (and the expected counts), each
+	// answered 200 at once.
 	log := strings.TrimSpace(emuLog.String())
-	lines := strings.Split(log, "\n")
-	ok := regexp.MustCompile(`^#\d+ anthropic-messages claude-\S+ 200 input=`)
-	if len(lines) != 3 || !ok.MatchString(lines[0]) || !ok.MatchString(lines[1]) || !ok.MatchString(lines[2]) {
-		t.Errorf("the emulator's log, want three requests answered 200:\n%s", log)
+	ok := regexp.MustCompile(`^#\d+ anthropic-messages claude-\S+ 200 (count_tokens )?input=`)
+	requests, counted := 0, 0
+	for line := range strings.SplitSeq(log, "\n") {
+		switch {
+		case !ok.MatchString(line):
+			t.Errorf("the emulator refused a request of Claude Code: %s", line)
+		case strings.Contains(line, " count_tokens "):
+			counted++
+		default:
+			requests++
+		}
+	}
+	if requests != len(replies) || counted != counts {
+		t.Errorf("the emulator's log, want %d requests and %d counts:\n%s", len(replies), counts, log)
 	}
 }
 
