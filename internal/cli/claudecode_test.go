@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,10 +17,7 @@ import (
 )
 
 // claudeCode is a real coding agent, Claude Code (installed pinned by
-// .ci/claude-code), with a home of its own in which the gateway is
-// configured as a user-scope MCP server named toolshelf: this test binary
-// run as toolshelf serve (see mainEnv) over the real filesystem server on
-// files.
+// .ci/claude-code), with a home and a project folder of its own.
 type claudeCode struct {
 	bin, project string
 	env          []string
@@ -27,7 +25,7 @@ type claudeCode struct {
 
 // newClaudeCode sets Claude Code up. Without it (or without the real MCP
 // servers) the test is skipped, except under CI, where both are required.
-func newClaudeCode(t *testing.T, files string) *claudeCode {
+func newClaudeCode(t *testing.T) *claudeCode {
 	t.Helper()
 	bin, err := filepath.Abs(filepath.Join("..", "..", ".ci", "claude", "node_modules", ".bin", "claude"))
 	if err != nil {
@@ -39,10 +37,7 @@ func newClaudeCode(t *testing.T, files string) *claudeCode {
 		}
 		t.Skipf("Claude Code is not installed (run bash .ci/claude-code): %v", err)
 	}
-	servers := realServerBin(t)
-	mcp := writeMCPConfig(t, map[string]any{
-		"filesystem": map[string]any{"command": filepath.Join(servers, "mcp-server-filesystem"), "args": []string{files}},
-	})
+	realServerBin(t)
 	home := t.TempDir()
 	c := &claudeCode{bin: bin, project: filepath.Join(home, "project"), env: []string{
 		// Only what this test gives it: nothing of the developer's
@@ -54,8 +49,8 @@ func newClaudeCode(t *testing.T, files string) *claudeCode {
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 		"TMPDIR=" + filepath.Join(home, "tmp"), // Claude Code keeps task output under $TMPDIR/claude-<uid>
-		// No traffic beyond the emulator: no telemetry, error
-		// reports, update checks or other nonessential calls.
+		// No traffic beyond loopback: no telemetry, error reports,
+		// update checks or other nonessential calls.
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
 		"DISABLE_TELEMETRY=1",
@@ -66,18 +61,6 @@ func newClaudeCode(t *testing.T, files string) *claudeCode {
 			t.Fatal(err)
 		}
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve, err := json.Marshal([]string{"serve", "--mcp", mcp, "--metrics", "off"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := c.command(t, "mcp", "add", "--scope", "user", "toolshelf", "-e", mainEnv+"="+string(serve), "--", exe, "-test.run=^$").CombinedOutput()
-	if err != nil {
-		t.Fatalf("claude mcp add: %v\n%s", err, out)
-	}
 	return c
 }
 
@@ -87,17 +70,93 @@ func (c *claudeCode) command(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// mcpAdd runs claude mcp add --scope user with args.
+func (c *claudeCode) mcpAdd(t *testing.T, args ...string) {
+	t.Helper()
+	out, err := c.command(t, append([]string{"mcp", "add", "--scope", "user"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude mcp add %v: %v\n%s", args, err, out)
+	}
+}
+
+// filesystemServer writes a servers file with the real filesystem server
+// on files.
+func filesystemServer(t *testing.T, files string) string {
+	return writeMCPConfig(t, map[string]any{
+		"filesystem": map[string]any{"command": filepath.Join(realServerBin(t), "mcp-server-filesystem"), "args": []string{files}},
+	})
+}
+
+// addStdioGateway configures the gateway over stdio as the MCP server
+// named toolshelf: this test binary run as toolshelf serve --mcp mcp (see
+// mainEnv).
+func (c *claudeCode) addStdioGateway(t *testing.T, mcp string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve, err := json.Marshal([]string{"serve", "--mcp", mcp, "--metrics", "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mcpAdd(t, "toolshelf", "-e", mainEnv+"="+string(serve), "--", exe, "-test.run=^$")
+}
+
 // TestClaudeCodeListsTheGateway: Claude Code's MCP client connects to the
-// gateway, offline, and claude mcp list reports it connected.
+// gateway, offline, and claude mcp list reports it connected: over stdio,
+// and over HTTP on both surfaces with the gateway's token. Without the
+// token it is refused.
 func TestClaudeCodeListsTheGateway(t *testing.T) {
-	c := newClaudeCode(t, t.TempDir())
+	c := newClaudeCode(t)
+	mcp := filesystemServer(t, t.TempDir())
+	c.addStdioGateway(t, mcp)
+	const token = "toolshelf-test-token"
+	url := serveHTTP(t, "--mcp", mcp, "--token", token, "--metrics", "off")
+	c.mcpAdd(t, "--transport", "http", "toolshelf-http", url, "--header", "Authorization: Bearer "+token)
+	c.mcpAdd(t, "--transport", "http", "toolshelf-direct", url+"/direct", "--header", "Authorization: Bearer "+token)
+	c.mcpAdd(t, "--transport", "http", "toolshelf-no-token", url)
 	out, err := c.command(t, "mcp", "list").CombinedOutput()
 	if err != nil {
 		t.Fatalf("claude mcp list: %v\n%s", err, out)
 	}
-	if !regexp.MustCompile(`(?m)^toolshelf: .* - ✔ Connected$`).Match(out) {
-		t.Errorf("claude mcp list does not report the gateway connected:\n%s", out)
+	for _, want := range []string{
+		`toolshelf: .* - ✔ Connected`,
+		`toolshelf-http: ` + regexp.QuoteMeta(url) + ` \(HTTP\) - ✔ Connected`,
+		`toolshelf-direct: ` + regexp.QuoteMeta(url+"/direct") + ` \(HTTP\) - ✔ Connected`,
+		`toolshelf-no-token: .* - ✘ .*send Authorization: Bearer`,
+	} {
+		if !regexp.MustCompile(`(?m)^` + want + `.*$`).Match(out) {
+			t.Errorf("claude mcp list has no line %q:\n%s", want, out)
+		}
 	}
+}
+
+// serveHTTP runs toolshelf serve --http on a free loopback port with args
+// until the test ends, and returns the URL of its meta surface.
+func serveHTTP(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	listening := make(chan struct{})
+	stderr := &watcher{marker: "toolshelf gateway on", fn: func() { close(listening) }}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, append([]string{"serve", "--http", "127.0.0.1:0"}, args...), strings.NewReader(""), io.Discard, stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	select {
+	case <-listening:
+	case code := <-done:
+		t.Fatalf("serve exited %d: %s", code, stderr.String())
+	}
+	m := regexp.MustCompile(`gateway on (http://\S+/mcp) `).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no address in %q", stderr.String())
+	}
+	return m[1]
 }
 
 // TestClaudeCodeCallsThroughTheGateway runs Claude Code end to end,
@@ -162,7 +221,8 @@ func claudeCodeEndToEnd(t *testing.T, env []string, first []any, counts int) {
 	if err := os.WriteFile(scriptPath, script.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := newClaudeCode(t, files)
+	c := newClaudeCode(t)
+	c.addStdioGateway(t, filesystemServer(t, files))
 	base, emuLog := emulateScript(t, scriptPath)
 
 	cmd := c.command(t, "-p", "--output-format", "stream-json", "--verbose", "--allowedTools", "mcp__toolshelf",
