@@ -21,20 +21,33 @@ const (
 	anthBetaToolChanges = "mid-conversation-tool-changes-2026-07-01"
 	anthBetaClearAt     = "mid-conversation-system-clear-at-2026-08-21"
 	anthBetaEffort      = "mid-conversation-output-config-2026-07-01"
+	// anthBetaPerTurn is the beta Claude Code sends for the same
+	// per-message output_config.
+	anthBetaPerTurn    = "per-turn-control-2026-07-01"
+	anthBetaSafeguards = "dangerous-tool-use-2026-09-03"
 )
 
 var anthKnownBetas = []string{
 	anthBetaInlineTools, anthBetaToolChanges, "mcp-client-2026-09-15", anthBetaClearAt, anthBetaEffort,
 	"thinking-binding-controls-2026-08-01", "fine-grained-tool-streaming-2025-05-14", "interleaved-thinking-2025-05-14",
 	"server-side-fallback-2026-07-01", "claude-code-20250219", "oauth-2025-04-20", "context-management-2025-06-27",
+	// What current Claude Code sends (2.1.332): per-message output_config
+	// (as the mid-conversation-output-config beta), the top-level
+	// output_config.effort (GA: the value changes nothing), a thinking
+	// token estimate in thinking_delta events (response side, not
+	// modelled), thinking.display "updates", the top-level safeguards of
+	// auto mode, and auto mode itself (no request field).
+	anthBetaPerTurn, "effort-2025-11-24", "thinking-token-count-2026-05-13", "thinking-display-updates-2026-08-18",
+	anthBetaSafeguards, "afk-mode-2026-01-31",
 	// Deprecated: the features are GA; the values are no-ops.
-	"prompt-caching-2024-07-31", "extended-cache-ttl-2025-04-11", "cache-diagnosis-2026-04-07",
+	"prompt-caching-2024-07-31", "extended-cache-ttl-2025-04-11", "cache-diagnosis-2026-04-07", "token-counting-2024-11-01",
 	"token-efficient-tools-2025-02-19", "advanced-tool-use-2025-11-20",
 }
 
-// anthTopLevelKeys are the request body's fields. Those the emulator does
-// not model (container, mcp_servers, context_management, ...) are
-// accepted without further checks.
+// anthTopLevelKeys are the request body's fields without a beta. Those
+// the emulator does not model (container, mcp_servers,
+// context_management, ...) are accepted without further checks;
+// safeguards needs its beta (see anthDecoder.topLevelKeys).
 var anthTopLevelKeys = []string{
 	"model", "max_tokens", "messages", "system", "tools", "tool_choice", "stream", "metadata",
 	"temperature", "top_p", "top_k", "stop_sequences", "thinking", "output_config", "output_format",
@@ -44,6 +57,16 @@ var anthTopLevelKeys = []string{
 }
 
 func (anthropicCodec) decode(h http.Header, body []byte) (*Exchange, *Error) {
+	return anthDecode(h, body, false)
+}
+
+// decodeCount validates a count_tokens request: the fields of a prompt,
+// without those of generation (max_tokens, stream, sampling, metadata).
+func (anthropicCodec) decodeCount(h http.Header, body []byte) (*Exchange, *Error) {
+	return anthDecode(h, body, true)
+}
+
+func anthDecode(h http.Header, body []byte, count bool) (*Exchange, *Error) {
 	if strings.TrimSpace(h.Get("anthropic-version")) == "" {
 		return nil, anthInvalid("anthropic-version: header is required")
 	}
@@ -59,7 +82,7 @@ func (anthropicCodec) decode(h http.Header, body []byte) (*Exchange, *Error) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	d := &anthDecoder{betas: betas, known: map[string]*anthTool{},
+	d := &anthDecoder{betas: betas, count: count, known: map[string]*anthTool{},
 		ex: &Exchange{API: AnthropicMessages}}
 	if apiErr := d.request(root); apiErr != nil {
 		return nil, apiErr
@@ -96,6 +119,28 @@ func anthBetas(h http.Header) (map[string]bool, *Error) {
 			strings.Join(q, ", "))
 	}
 	return betas, nil
+}
+
+// messageEffort reports whether a system message may carry output_config.
+func (d *anthDecoder) messageEffort() bool {
+	return d.betas[anthBetaEffort] || d.betas[anthBetaPerTurn]
+}
+
+// anthCountKeys are the fields of a count_tokens body.
+var anthCountKeys = []string{
+	"model", "messages", "system", "tools", "tool_choice", "thinking", "output_config", "output_format",
+	"cache_control", "speed", "context_management", "compaction", "billing_policy", "mcp_servers",
+}
+
+// topLevelKeys are the body's fields with the request's betas.
+func (d *anthDecoder) topLevelKeys() []string {
+	if d.count {
+		return anthCountKeys
+	}
+	if d.betas[anthBetaSafeguards] {
+		return append(slices.Clip(anthTopLevelKeys), "safeguards")
+	}
+	return anthTopLevelKeys
 }
 
 // toolChanges reports whether tool_addition and tool_removal blocks are

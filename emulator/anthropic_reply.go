@@ -54,6 +54,15 @@ func (anthropicCodec) writeError(w http.ResponseWriter, e *Error) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": body, "request_id": id})
 }
 
+// anthWriteCount answers count_tokens: {"input_tokens": n}.
+func anthWriteCount(w http.ResponseWriter, ex *Exchange, n int) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("request-id", fmt.Sprintf("req_emu_%d", ex.Seq))
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(map[string]int{"input_tokens": n})
+}
+
 // anthUsage is the usage object of a reply.
 type anthUsage struct {
 	InputTokens              int                `json:"input_tokens"`

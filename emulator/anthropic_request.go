@@ -8,6 +8,8 @@ import (
 type anthDecoder struct {
 	betas map[string]bool
 	ex    *Exchange
+	// count is set for a count_tokens request, which has no max_tokens.
+	count bool
 	// maxTokens is the request's, for the rules that depend on it.
 	maxTokens int64
 
@@ -41,12 +43,24 @@ type anthBreakpoint struct {
 // request checks the top-level fields in order and assembles the
 // exchange.
 func (d *anthDecoder) request(o anthObj) *Error {
-	if e := o.extra(anthTopLevelKeys...); e != nil {
+	if e := o.extra(d.topLevelKeys()...); e != nil {
 		return e
 	}
 	model, _, e := o.str("model", true)
 	if e != nil {
 		return e
+	}
+	d.ex.Model = model
+	if d.count {
+		// count_tokens: the prompt's fields only.
+		msgs, _, e := o.list("messages", true)
+		if e != nil {
+			return e
+		}
+		if len(msgs) == 0 {
+			return anthInvalid("messages: List should have at least 1 item after validation, not 0")
+		}
+		return d.prompt(o, msgs)
 	}
 	maxTokens, _, e := o.integer("max_tokens", true)
 	if e != nil {
@@ -61,7 +75,7 @@ func (d *anthDecoder) request(o anthObj) *Error {
 		return e
 	}
 	d.maxTokens = maxTokens
-	d.ex.Model, d.ex.Stream, d.ex.MaxTokens = model, stream, int(maxTokens)
+	d.ex.Stream, d.ex.MaxTokens = stream, int(maxTokens)
 	switch {
 	case maxTokens < 0:
 		return anthInvalid("max_tokens: Input should be greater than or equal to 0")
@@ -74,11 +88,24 @@ func (d *anthDecoder) request(o anthObj) *Error {
 	if e := d.sampling(o); e != nil {
 		return e
 	}
+	return d.prompt(o, msgs)
+}
+
+// prewarm reports a Messages request with max_tokens 0, which only
+// writes the cache (count_tokens has no max_tokens and is none).
+func (d *anthDecoder) prewarm() bool { return !d.count && d.maxTokens == 0 }
+
+// prompt checks the fields that make the prompt, in order, and assembles
+// the exchange.
+func (d *anthDecoder) prompt(o anthObj, msgs []any) *Error {
 	thinking, e := d.thinking(o)
 	if e != nil {
 		return e
 	}
 	if e := d.outputConfig(o); e != nil {
+		return e
+	}
+	if e := anthSafeguards(o); e != nil {
 		return e
 	}
 	if o.has("cache_control") {
@@ -178,10 +205,10 @@ func (d *anthDecoder) thinking(o anthObj) (string, *Error) {
 		if budget < 1024 {
 			return "", anthInvalid("%s: Input should be greater than or equal to 1024", t.at("budget_tokens"))
 		}
-		if d.maxTokens == 0 {
+		if d.prewarm() {
 			return "", anthInvalid("max_tokens: max_tokens 0 (cache pre-warming) cannot be combined with extended thinking")
 		}
-		if budget >= d.maxTokens {
+		if !d.count && budget >= d.maxTokens {
 			return "", anthInvalid("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size")
 		}
 	}
@@ -206,8 +233,37 @@ func (d *anthDecoder) outputConfig(o anthObj) *Error {
 	if _, e := oc.oneOf("effort", false, anthEfforts...); e != nil {
 		return e
 	}
-	if oc.has("format") && d.maxTokens == 0 {
+	if oc.has("format") && d.prewarm() {
 		return anthInvalid("max_tokens: max_tokens 0 (cache pre-warming) cannot be combined with structured outputs (output_config.format)")
+	}
+	return nil
+}
+
+// anthSafeguards checks the safeguards Claude Code sends in auto mode
+// (behind dangerous-tool-use-2026-09-03): a list of {"type":
+// "dangerous_tool_use", "classifier_context": {...}}. The classifier's
+// context is not modelled: any object is accepted.
+func anthSafeguards(o anthObj) *Error {
+	list, _, e := o.list("safeguards", false)
+	if e != nil {
+		return e
+	}
+	for i, raw := range list {
+		s, e := anthAsObj(anthJoin("safeguards", i), raw)
+		if e != nil {
+			return e
+		}
+		typ, e := anthTag(s, "type", []string{"dangerous_tool_use"})
+		if e != nil {
+			return e
+		}
+		s.path = anthJoin(s.path, typ)
+		if e := s.extra("type", "classifier_context"); e != nil {
+			return e
+		}
+		if _, _, e := s.obj("classifier_context", false); e != nil {
+			return e
+		}
 	}
 	return nil
 }
@@ -251,7 +307,7 @@ func (d *anthDecoder) toolChoice(o anthObj, thinking string) *Error {
 	if forced && thinking == "enabled" {
 		return anthInvalid("Thinking may not be enabled when tool_choice forces tool use.")
 	}
-	if forced && d.maxTokens == 0 {
+	if forced && d.prewarm() {
 		return anthInvalid("max_tokens: max_tokens 0 (cache pre-warming) cannot be combined with a tool_choice that forces tool use")
 	}
 	return nil

@@ -36,7 +36,7 @@ func (d *anthDecoder) systemMessage(o anthObj, m *anthMsg, future bool) *Error {
 	if d.betas[anthBetaClearAt] {
 		allowed = append(allowed, "clear_at")
 	}
-	if d.betas[anthBetaEffort] {
+	if d.messageEffort() {
 		allowed = append(allowed, "output_config")
 	}
 	if e := o.extra(allowed...); e != nil {

@@ -1,8 +1,9 @@
 // Package emulator is a local provider emulator: an HTTP server that
-// speaks Anthropic Messages, OpenAI Responses and Chat Completions,
-// validates requests the way the real APIs do (answering with their error
-// shapes and status codes), simulates their prompt caches and reports
-// cache reads and writes in the usage fields where each API puts them.
+// speaks Anthropic Messages (and its count_tokens), OpenAI Responses and
+// Chat Completions, validates requests the way the real APIs do
+// (answering with their error shapes and status codes), simulates their
+// prompt caches and reports cache reads and writes in the usage fields
+// where each API puts them.
 // Replies come from a Responder: an echo, a script, a function, or a
 // stand-in model (package bench/standin, the benchmark's oracle).
 //

@@ -72,6 +72,10 @@ type Record struct {
 	Ideal int `json:"ideal"`
 	// Tools counts the tools callable at the end of the request.
 	Tools int `json:"tools"`
+	// CountTokens marks an Anthropic count_tokens request: its prompt is
+	// counted (Input, ToolTokens), not answered, and the cache is not
+	// touched.
+	CountTokens bool `json:"countTokens,omitempty"`
 	// Key is the request's API key.
 	Key string `json:"-"`
 	// Body is the request body, when Config.KeepBodies is set.
@@ -119,22 +123,25 @@ func New(cfg Config) (*Server, error) {
 	}}, nil
 }
 
-// route returns the API a path belongs to.
-func route(path string) (API, bool) {
+// route returns the API a path belongs to; count is set for Anthropic's
+// count_tokens.
+func route(path string) (api API, count, ok bool) {
 	switch strings.TrimSuffix(path, "/") {
 	case "/v1/messages", "/messages":
-		return AnthropicMessages, true
+		return AnthropicMessages, false, true
+	case "/v1/messages/count_tokens", "/messages/count_tokens":
+		return AnthropicMessages, true, true
 	case "/v1/responses", "/responses":
-		return OpenAIResponses, true
+		return OpenAIResponses, false, true
 	case "/v1/chat/completions", "/chat/completions":
-		return OpenAIChat, true
+		return OpenAIChat, false, true
 	}
-	return "", false
+	return "", false, false
 }
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	api, ok := route(r.URL.Path)
+	api, count, ok := route(r.URL.Path)
 	if !ok {
 		// Answer in the shape of the API the path looks like.
 		c := s.codecs[OpenAIChat]
@@ -142,7 +149,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			c = s.codecs[AnthropicMessages]
 		}
 		c.writeError(w, &Error{Status: http.StatusNotFound, Type: "not_found_error", Code: "unknown_url",
-			Message: fmt.Sprintf("Unknown request URL: %s %s. The emulator serves POST /v1/messages, /v1/responses and /v1/chat/completions.", r.Method, r.URL.Path)})
+			Message: fmt.Sprintf("Unknown request URL: %s %s. The emulator serves POST /v1/messages, /v1/messages/count_tokens, /v1/responses and /v1/chat/completions.", r.Method, r.URL.Path)})
 		return
 	}
 	c := s.codecs[api]
@@ -150,7 +157,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.seq++
 	seq := s.seq
 	s.mu.Unlock()
-	rec := Record{Seq: seq, API: api, Key: APIKey(r.Header)}
+	rec := Record{Seq: seq, API: api, Key: APIKey(r.Header), CountTokens: count}
 	fail := func(e *Error) {
 		rec.Status, rec.Error = e.Status, e.Message
 		s.observe(rec)
@@ -189,7 +196,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.KeepBodies {
 		rec.Body = body
 	}
-	ex, apiErr := c.decode(r.Header, body)
+	decode := c.decode
+	if count {
+		decode = anthropicCodec{}.decodeCount
+	}
+	ex, apiErr := decode(r.Header, body)
 	if apiErr != nil {
 		fail(apiErr)
 		return
@@ -213,6 +224,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	rec.Input, rec.ToolTokens = total, toolTokens
+	if count {
+		rec.Status = http.StatusOK
+		s.observe(rec)
+		anthWriteCount(w, ex, total)
+		return
+	}
 	if limit := s.contextWindow(api, ex.Model); limit > 0 && total > limit {
 		rec.OverWindow = true
 		fail(contextError(api, total, limit))

@@ -20,8 +20,8 @@ func newEmulateCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "emulate",
 		Short: "Run the provider emulator: Anthropic and OpenAI wire formats with a prompt-cache simulator",
-		Long: `emulate serves POST /v1/messages (Anthropic Messages), /v1/responses (OpenAI Responses) and
-/v1/chat/completions (Chat Completions), streaming and not. Requests are validated the way the
+		Long: `emulate serves POST /v1/messages (Anthropic Messages, and /v1/messages/count_tokens),
+/v1/responses (OpenAI Responses) and /v1/chat/completions (Chat Completions), streaming and not. Requests are validated the way the
 real APIs validate them and answered with their error shapes; the usage of every answer reports
 cache reads and writes as the providers' prompt caches would, so you can point your own agent at
 it (base URL http://<listen>, any API key) and see what its tool handling does to the cache
@@ -45,6 +45,10 @@ Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"
 					if r.Error != "" {
 						// The model and the error quote the request: shown safe.
 						printf(e.stderr, "#%d %s %s %d error: %s\n", r.Seq, r.API, r.Model, r.Status, r.Error)
+						return
+					}
+					if r.CountTokens {
+						printf(e.stderr, "#%d %s %s %d count_tokens input=%d tools=%d\n", r.Seq, r.API, r.Model, r.Status, r.Input, r.ToolTokens)
 						return
 					}
 					printf(e.stderr, "#%d %s %s %d input=%d tools=%d read=%d write=%d uncached=%d ideal=%d output=%d\n",

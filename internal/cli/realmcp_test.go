@@ -19,6 +19,21 @@ import (
 // except under CI, where they are required.
 func realServers(t *testing.T, dir string) string {
 	t.Helper()
+	bin := realServerBin(t)
+	return writeMCPConfig(t, map[string]any{
+		"filesystem": map[string]any{"command": filepath.Join(bin, "mcp-server-filesystem"), "args": []string{dir},
+			"description": "Read and write the files of one folder"},
+		"memory": map[string]any{"command": filepath.Join(bin, "mcp-server-memory"),
+			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+		"everything": map[string]any{"command": filepath.Join(bin, "mcp-server-everything")},
+	})
+}
+
+// realServerBin returns the folder of the real MCP servers' commands that
+// .ci/mcp-servers installs. Without them the test is skipped, except under
+// CI, where they are required.
+func realServerBin(t *testing.T) string {
+	t.Helper()
 	bin, err := filepath.Abs(filepath.Join("..", "..", ".ci", "mcp", "node_modules", ".bin"))
 	if err != nil {
 		t.Fatal(err)
@@ -31,13 +46,7 @@ func realServers(t *testing.T, dir string) string {
 			t.Skipf("the real MCP servers are not installed (run bash .ci/mcp-servers): %v", err)
 		}
 	}
-	return writeMCPConfig(t, map[string]any{
-		"filesystem": map[string]any{"command": filepath.Join(bin, "mcp-server-filesystem"), "args": []string{dir},
-			"description": "Read and write the files of one folder"},
-		"memory": map[string]any{"command": filepath.Join(bin, "mcp-server-memory"),
-			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
-		"everything": map[string]any{"command": filepath.Join(bin, "mcp-server-everything")},
-	})
+	return bin
 }
 
 // TestRealServersSearchLoadCall drives the agent, answered by the
