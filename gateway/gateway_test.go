@@ -142,6 +142,9 @@ func TestMetaListNeverChanges(t *testing.T) {
 	if other := listBytes(t, connect(t, replica, gateway.Meta)); other != before {
 		t.Errorf("a replica lists other bytes:\n%s\n%s", before, other)
 	}
+	if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || caps.Tools.ListChanged {
+		t.Errorf("meta capabilities %+v: want tools without listChanged", caps.Tools)
+	}
 	if strings.Contains(before, "notes") || strings.Contains(before, "echo") {
 		t.Errorf("the meta list names an upstream tool or server: %s", before)
 	}

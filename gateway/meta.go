@@ -62,6 +62,8 @@ func (g *Gateway) newMeta() *mcp.Server {
 	srv := mcp.NewServer(g.impl(), &mcp.ServerOptions{
 		Instructions: "Find tools with tool_search, then run them with call_tool.",
 		Logger:       g.cfg.Logger,
+		// The list never changes: no list_changed to promise.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	tools := metaTools()
 	srv.AddTool(tools[0], g.search)
