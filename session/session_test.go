@@ -216,7 +216,7 @@ func toolNames(ts []llm.Tool) []string {
 func TestCreate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	opts := clock(epoch)
-	opts.Cwd = "/work/project"
+	opts.Cwd = "/home/ada/project"
 	s, err := session.Create(dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +230,7 @@ func TestCreate(t *testing.T) {
 	if got := filepath.Base(s.Path()); got != wantName || filepath.Dir(s.Path()) != dir {
 		t.Errorf("path %s, want %s in %s", s.Path(), wantName, dir)
 	}
-	if diff := cmp.Diff(session.Header{Version: 1, ID: h.ID, Timestamp: epoch.Add(time.Second + time.Millisecond), Cwd: "/work/project"}, h); diff != "" {
+	if diff := cmp.Diff(session.Header{Version: 1, ID: h.ID, Timestamp: epoch.Add(time.Second + time.Millisecond), Cwd: "/home/ada/project"}, h); diff != "" {
 		t.Errorf("header (-want +got):\n%s", diff)
 	}
 	fi, err := os.Stat(s.Path())
@@ -248,7 +248,7 @@ func TestCreate(t *testing.T) {
 	if err := json.Unmarshal(readFile(t, s.Path()), &header); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"type": "session", "version": 1.0, "id": h.ID, "timestamp": "2026-01-02T15:04:06.124Z", "cwd": "/work/project"}
+	want := map[string]any{"type": "session", "version": 1.0, "id": h.ID, "timestamp": "2026-01-02T15:04:06.124Z", "cwd": "/home/ada/project"}
 	if diff := cmp.Diff(want, header); diff != "" {
 		t.Errorf("header line (-want +got):\n%s", diff)
 	}

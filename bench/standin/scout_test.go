@@ -19,7 +19,7 @@ func TestScout(t *testing.T) {
 	searchCall := emulator.Turn{Role: "assistant", Calls: []emulator.Call{{ID: "1", Name: "tool_search", Arguments: json.RawMessage(`{"query":"list the allowed directories"}`)}}}
 	loaded := emulator.Turn{Role: "tool", CallID: "1", Text: "Loaded 2 tools. They are available from your next call:\n- mcp__fs__list_allowed_directories: List.\n- mcp__fs__read_file: Read.\nAlso matched, not loaded (load one with tool_search \"select:<name>\"):\n- other: x"}
 	listCall := emulator.Turn{Role: "assistant", Calls: []emulator.Call{{ID: "2", Name: list.Name, Arguments: json.RawMessage(`{}`)}}}
-	listed := emulator.Turn{Role: "tool", CallID: "2", Text: "Allowed directories:\n/work/examples"}
+	listed := emulator.Turn{Role: "tool", CallID: "2", Text: "Allowed directories:\n/home/ada/examples"}
 	cases := []struct {
 		name string
 		ex   emulator.Exchange
@@ -31,7 +31,7 @@ func TestScout(t *testing.T) {
 		{"calls what the search loaded", emulator.Exchange{Tools: []emulator.ToolDef{search, list, read}, Turns: []emulator.Turn{user, searchCall, loaded}},
 			list.Name, "", `{}`},
 		{"reports the result", emulator.Exchange{Tools: []emulator.ToolDef{search, list, read}, Turns: []emulator.Turn{user, searchCall, loaded, listCall, listed}},
-			"", "mcp__fs__list_allowed_directories returned:\nAllowed directories:\n/work/examples", ""},
+			"", "mcp__fs__list_allowed_directories returned:\nAllowed directories:\n/home/ada/examples", ""},
 		{"a loaded tool the request names, without searching", emulator.Exchange{Tools: []emulator.ToolDef{search, read, list}, Turns: []emulator.Turn{user}}, list.Name, "", `{}`},
 		{"a loaded tool the request does not name: search", emulator.Exchange{Tools: []emulator.ToolDef{search, read}, Turns: []emulator.Turn{{Role: "user", Text: "list the allowed directories"}}},
 			"tool_search", "", `{"query":"list the allowed directories"}`},
