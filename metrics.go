@@ -68,7 +68,7 @@ func (m *metricsLog) openLocked() error {
 	if err := os.MkdirAll(filepath.Dir(m.path), 0o700); err != nil {
 		return fmt.Errorf("creating the folder of the metrics log: %w", err)
 	}
-	counter, err := tokenCounter()
+	counter, err := tokens.Default()
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (a *Agent) observe(ev agent.Event) {
 	if a.sel != nil {
 		rec.Strategy = "select+lock"
 	}
-	counter, err := tokenCounter()
+	counter, err := tokens.Default()
 	if err == nil {
 		for _, t := range a.loop.DeclaredTools() {
 			n := counter.Tool(t)

@@ -169,9 +169,6 @@ func (s *Shelf) begin() {
 	s.reg.SetActive(s.baseline...)
 }
 
-// tokenCounter is the counter of the metrics records.
-var tokenCounter = sync.OnceValues(tokens.Default)
-
 // Record appends rec to the shelf's metrics log (Config.Metrics), so that
 // toolshelf stats counts it; without a log it does nothing. The gateway
 // records its searches and calls this way.

@@ -20,11 +20,12 @@ type directServer struct {
 	cancel func()
 
 	mu    sync.Mutex
-	shown map[string]string // name → the definition last added, as JSON
+	shown map[string]string    // name → the definition last added, as JSON
+	defs  map[string]*mcp.Tool // name → that definition
 }
 
 func (g *Gateway) newDirect() *directServer {
-	d := &directServer{g: g, shown: map[string]string{}}
+	d := &directServer{g: g, shown: map[string]string{}, defs: map[string]*mcp.Tool{}}
 	// The tools capability is declared from the start: the surface has no
 	// tool until an upstream server connects, and a client that reads
 	// capabilities would otherwise never list them. (Logging, which the
@@ -54,7 +55,7 @@ func (d *directServer) sync() {
 		if d.shown[t.Name] == string(b) {
 			continue
 		}
-		d.shown[t.Name] = string(b)
+		d.shown[t.Name], d.defs[t.Name] = string(b), mt
 		name := t.Name
 		d.srv.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return d.g.dispatch(ctx, Direct, name, req.Params.Arguments, func(t tool.Tool, err error) string {
@@ -72,6 +73,7 @@ func (d *directServer) sync() {
 		slices.Sort(gone)
 		for _, n := range gone {
 			delete(d.shown, n)
+			delete(d.defs, n)
 		}
 		d.srv.RemoveTools(gone...)
 	}
@@ -103,10 +105,7 @@ func (d *directServer) tools() []*mcp.Tool {
 	slices.Sort(names)
 	out := make([]*mcp.Tool, 0, len(names))
 	for _, n := range names {
-		var t mcp.Tool
-		if json.Unmarshal([]byte(d.shown[n]), &t) == nil {
-			out = append(out, &t)
-		}
+		out = append(out, d.defs[n])
 	}
 	return out
 }
