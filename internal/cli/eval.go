@@ -87,6 +87,9 @@ MRR@10 differences: suite <set>=<toolshelf - pi> ...`,
 			if err := rf.check(compare); err != nil {
 				return err
 			}
+			if sf.disable != 0 && rf.ranker != search.ModeToolshelf && !compare {
+				return usagef("--disable works with the toolshelf ranker only; drop it or use --ranker toolshelf")
+			}
 			rf.disable = sf.disable
 			modes := []string{rf.ranker}
 			if compare {

@@ -95,6 +95,7 @@ func TestEvalSuiteUsageErrors(t *testing.T) {
 		{[]string{"eval", "--suite", suite, "--set", "nope"}, `--set: no set named "nope": the suite has mine, steps`},
 		{[]string{"eval", "--suite", suite, "--disable", "nope"}, `--disable: unknown ranking factor "nope"`},
 		{[]string{"eval", "--queries", "q.jsonl", "--ablate"}, "--ablate and --set work with --suite"},
+		{[]string{"eval", "--queries", "q.jsonl", "--ranker", "pi", "--disable", "synonyms"}, "--disable works with the toolshelf ranker only"},
 	} {
 		code, _, errOut := run(t, tt.args...)
 		if code != 2 || !strings.Contains(errOut, tt.want) {
