@@ -167,8 +167,15 @@ func NewBM25F(opts *Options) (*BM25F, error) {
 		return nil, err
 	}
 	groups = append(groups, o.Synonyms...)
+	aliases, err := ParseSynonyms(strings.NewReader(aliasesText))
+	if err != nil {
+		return nil, err
+	}
 	if off.Has(FactorSynonyms) {
 		groups = nil
+	}
+	if off.Has(FactorAliases) {
+		aliases = nil
 	}
 	fw := DefaultFieldWeights()
 	if o.Fields != nil {
@@ -191,7 +198,7 @@ func NewBM25F(opts *Options) (*BM25F, error) {
 		fieldB:    b,
 		weight:    fw.array(),
 		an:        an,
-		syn:       buildSynonyms(an, groups),
+		syn:       buildSynonyms(an, groups, aliases),
 		synWeight: o.SynonymWeight,
 		idx:       newPostings(),
 		exact:     make(map[string][]int32),

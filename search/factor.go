@@ -31,6 +31,10 @@ const (
 	FactorNameCoverage
 	// FactorSynonyms matches the forms of the synonym table's groups.
 	FactorSynonyms
+	// FactorAliases matches the forms of the alias table's groups (one
+	// word spelled two ways: info, information) as the word the query
+	// used.
+	FactorAliases
 	// FactorStemming stems English words (Porter2).
 	FactorStemming
 	// FactorStopWords drops function words and request filler. Off, only
@@ -52,7 +56,7 @@ const (
 )
 
 var factorNames = [...]string{
-	"name-field", "lead", "server-name", "name-coverage", "synonyms", "stemming", "stop-words",
+	"name-field", "lead", "server-name", "name-coverage", "synonyms", "aliases", "stemming", "stop-words",
 	"identifiers", "joined", "bigrams", "bilingual",
 }
 

@@ -46,6 +46,13 @@ func TestFactorSwitches(t *testing.T) {
 	ns := func(server string) search.Namespace { return search.Namespace{Name: "mcp__" + server} }
 	teamParams := []byte(`{"type":"object","properties":{"teamId":{"type":"string","description":"The team ID"},` +
 		`"userId":{"type":"string","description":"The user to remove from the team"}}}`)
+	// information is in most tools' descriptions, so common that its
+	// synonyms are not searched; info is its alias, not a synonym.
+	films := []search.Document{{Name: "getFilmInfo", Description: "Retrieve a film"},
+		{Name: "getFilmRatio", Description: "Retrieve the aspect ratio of a film, with information about it"}}
+	for _, w := range []string{"book", "song", "game", "show", "play"} {
+		films = append(films, search.Document{Name: "get_" + w, Description: "Retrieve information about a " + w})
+	}
 	tests := []struct {
 		factor  search.Factor
 		base    search.Factor // off in both searches
@@ -69,6 +76,7 @@ func TestFactorSwitches(t *testing.T) {
 			"teams", "getTeams", "removeUserFromTeam"},
 		{search.FactorSynonyms, 0, []search.Document{{Name: "create_issue", Description: "Create an issue"}},
 			"ticket", "create_issue", ""},
+		{search.FactorAliases, 0, films, "film information", "getFilmInfo", "getFilmRatio"},
 		{search.FactorStemming, 0, []search.Document{{Name: "get_repository", Description: "Get one repository"}},
 			"repositories", "get_repository", ""},
 		{search.FactorStopWords, 0, []search.Document{{Name: "read", Description: "Read the file"}},

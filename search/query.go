@@ -148,7 +148,7 @@ func (r *BM25F) synonymSlots(units []unit) []qslot {
 		s.surface = strings.Join(surfaces, " ")
 		matched := terms[i : i+n]
 		for _, f := range forms {
-			if slices.Equal(f, matched) {
+			if r.syn.alias(matched, f) {
 				s.alts = append(s.alts, qalt{terms: f, weight: 1, used: true})
 			} else {
 				s.alts = append(s.alts, qalt{terms: f, weight: r.synWeight})
@@ -187,7 +187,11 @@ func (r *BM25F) expandAlt(terms []string) []qalt {
 	alts := []qalt{{terms: terms, weight: 1, used: true}}
 	if n, forms := r.syn.match(terms); n == len(terms) {
 		for _, f := range forms {
-			if !slices.Equal(f, terms) {
+			switch {
+			case slices.Equal(f, terms):
+			case r.syn.alias(terms, f):
+				alts = append(alts, qalt{terms: f, weight: 1, used: true})
+			default:
 				alts = append(alts, qalt{terms: f, weight: r.synWeight})
 			}
 		}
