@@ -205,9 +205,9 @@ type LoadPolicy struct {
 // DefaultLoad is the policy a new Searcher uses: up to 4 ranked hits,
 // each scoring at least 0.7 of the best. Measured with toolshelf bench
 // (README, Benchmark) against the reference's policy with its ranker, it
-// loads 6.3 instead of 16.4 tools per task on the embedded suite (no
-// failed step instead of 4; tool tokens loaded 2.6 times those needed)
-// and 5.1 instead of 12.3 on the public dev tasks (no failed step).
+// loads 6.1 instead of 16.4 tools per task on the embedded suite (no
+// failed step instead of 4; tool tokens loaded 2.54 times those needed)
+// and 5.0 instead of 12.3 on the public dev tasks (no failed step).
 var DefaultLoad = LoadPolicy{Max: 4, Relative: 0.7}
 
 // ReferenceLoad is the reference implementation's policy: every hit up to
