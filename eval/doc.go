@@ -10,4 +10,12 @@
 // recall@k here is the share of queries with at least one relevant tool among
 // the first k hits, the measure of whether a search that loads k tools gives
 // the model a tool that does the job.
+//
+// A [Suite] runs several (catalog, queries) sets in one process, each with
+// every [Ranking] given — the default ranker and the reference, and for an
+// ablation the default ranker with each factor switched off ([Ablations],
+// [AblationTable]) — so that a ranking change is judged on all of them:
+// tools and queries written by others as well as our own. Task files (the
+// benchmark's format) are read as the labeled queries of their steps
+// ([ReadTaskQueries]).
 package eval

@@ -40,6 +40,7 @@ const maxStemCache = 1 << 18
 // stemmer stems English words with Porter2 (Snowball English) and caches
 // the results. It is safe for concurrent use.
 type stemmer struct {
+	off   bool         // FactorStemming off: words are kept as they are
 	mu    sync.RWMutex // guards cache
 	cache map[string]string
 }
@@ -47,7 +48,7 @@ type stemmer struct {
 func newStemmer() *stemmer { return &stemmer{cache: make(map[string]string)} }
 
 func (s *stemmer) stem(w string) string {
-	if !isASCIIWord(w) {
+	if s.off || !isASCIIWord(w) {
 		return w
 	}
 	s.mu.RLock()
@@ -202,6 +203,30 @@ func splitIdentifier(w string) []string {
 type analyzer struct {
 	stem      *stemmer
 	bilingual *lexicon
+	// stops are the words dropped; nil drops none.
+	stops map[string]bool
+	// noSplit keeps identifiers whole (FactorIdentifiers off), noJoined
+	// leaves out their joined forms (FactorJoined off), noBigrams keeps a
+	// CJK run as one term (FactorBigrams off).
+	noSplit, noJoined, noBigrams bool
+}
+
+// split returns a word's identifier parts, or the word itself in lower
+// case when identifiers are not split.
+func (a *analyzer) split(w string) []string {
+	if a.noSplit {
+		return []string{strings.ToLower(w)}
+	}
+	return splitIdentifier(w)
+}
+
+// bigrams appends the bigrams of a CJK run, or the run itself when runs
+// are not split.
+func (a *analyzer) bigrams(run string, out []string) []string {
+	if a.noBigrams {
+		return append(out, run)
+	}
+	return appendBigrams(run, out)
 }
 
 // fieldTerms analyses document text. A word made of several parts
@@ -229,13 +254,13 @@ func (a *analyzer) terms(text string, out []string, joined bool) []string {
 			out = a.cjkDocTerms(w.text, out)
 			return
 		}
-		parts := splitIdentifier(w.text)
+		parts := a.split(w.text)
 		for _, p := range parts {
 			if t, ok := a.word(p); ok {
 				out = append(out, t)
 			}
 		}
-		if joined && len(parts) > 1 {
+		if joined && !a.noJoined && len(parts) > 1 {
 			out = append(out, a.compound(parts))
 		}
 	})
@@ -253,7 +278,7 @@ func (a *analyzer) word(p string) (string, bool) {
 	if len(p) < 2 && !(len(p) == 1 && p[0] >= '0' && p[0] <= '9') {
 		return "", false
 	}
-	if stopWords[p] {
+	if a.stops[p] {
 		return "", false
 	}
 	return a.stem.stem(abbreviationSingular(p)), true
@@ -279,7 +304,7 @@ func abbreviationSingular(w string) string {
 // words it contains, so English queries reach tools described in Chinese,
 // Japanese or Korean.
 func (a *analyzer) cjkDocTerms(run string, out []string) []string {
-	out = appendBigrams(run, out)
+	out = a.bigrams(run, out)
 	for _, seg := range a.bilingual.segment(run) {
 		for _, tr := range seg.translations {
 			for _, w := range tr {

@@ -16,13 +16,13 @@ const (
 	fieldBody          // the rest of the description
 	fieldParams        // parameter names, descriptions and enum values
 	fieldServer        // the namespace's short name (the server)
-	fieldNSText        // the namespace's description (instructions are not indexed)
 	numFields
 )
 
-// fieldB are the BM25F length normalisations: none for the server name,
-// which is the same for all of a server's tools, most for long free text.
-var fieldB = [maxFields]float64{fieldName: 0.5, fieldLead: 0.5, fieldBody: 0.8, fieldParams: 0.8, fieldServer: 0, fieldNSText: 0.5}
+// defaultFieldB are the BM25F length normalisations: none for the server
+// name, which is the same for all of a server's tools, most for long free
+// text.
+var defaultFieldB = [maxFields]float64{fieldName: 0.5, fieldLead: 0.5, fieldBody: 0.8, fieldParams: 0.8, fieldServer: 0}
 
 // FieldWeights are the BM25F weights of a tool's fields: how much a word
 // counts in each.
@@ -35,24 +35,23 @@ type FieldWeights struct {
 	Body float64
 	// Params is the parameter names, descriptions and enum values.
 	Params float64
-	// Server is the server's name.
+	// Server is the server's name. The server's description and
+	// instructions are not indexed: on every measured catalog they earned
+	// nothing (descriptions are a server's topic or its usage prose, which
+	// mentions everything).
 	Server float64
-	// ServerText is the server's description. Server instructions are not
-	// indexed: they are long usage prose that mentions everything.
-	ServerText float64
 }
 
 // DefaultFieldWeights returns the default weights. The name and the server
 // say most about what a tool is and the first sentence says what it does;
-// long bodies, parameter text and server descriptions mention many things
-// the tool does not do.
+// long bodies and parameter text mention many things the tool does not do.
 func DefaultFieldWeights() FieldWeights {
-	return FieldWeights{Name: 3, Lead: 1.5, Body: 0.3, Params: 0.4, Server: 2, ServerText: 0.1}
+	return FieldWeights{Name: 3, Lead: 1.5, Body: 0.8, Params: 0.4, Server: 2}
 }
 
 func (w FieldWeights) array() [maxFields]float64 {
 	return [maxFields]float64{fieldName: w.Name, fieldLead: w.Lead, fieldBody: w.Body, fieldParams: w.Params,
-		fieldServer: w.Server, fieldNSText: w.ServerText}
+		fieldServer: w.Server}
 }
 
 const (
@@ -73,13 +72,17 @@ type Options struct {
 	// Fields overrides the field weights; nil means
 	// [DefaultFieldWeights].
 	Fields *FieldWeights
+	// Disable switches off score factors and analysis steps, to measure
+	// what each earns; zero is the default ranker.
+	Disable Factor
 }
 
 // BM25F is toolshelf's default ranker: field-weighted BM25 over a tool's
-// name, description (first sentence and rest), parameters, server and
-// server text, with identifier splitting (snake, kebab and camel case),
-// Porter2 stemming, a synonym and alias table, CJK bigrams with a
-// bilingual term table, exact-name queries and required terms.
+// name, description (first sentence and rest), parameters and server name,
+// with identifier splitting (snake, kebab and camel case), Porter2
+// stemming, a synonym and alias table, CJK bigrams with a bilingual term
+// table, a small boost for tools whose name the query explains,
+// exact-name queries and required terms.
 //
 // Query syntax:
 //   - select:a,b loads exactly the named tools (model-facing names, or
@@ -93,12 +96,12 @@ type Options struct {
 // When nothing matches, the result carries a [Hint] with the terms no tool
 // contains and the closest tool names.
 type BM25F struct {
+	off       Factor // the factors switched off
+	fieldB    [maxFields]float64
 	an        *analyzer
 	syn       *synonymTable
 	synWeight float64
-	// weight are the field weights; identWeight those for identifiers the
-	// query spelled out, which count twice as much in the parameters.
-	weight, identWeight [maxFields]float64
+	weight    [maxFields]float64 // the field weights
 
 	// lastNorms caches the length-normalisation table of the last search;
 	// scr recycles scratch buffers. Both are safe for concurrent use.
@@ -111,18 +114,10 @@ type BM25F struct {
 	exact     map[string][]int32 // normalised names → slots
 	nameWords map[string][]int32 // words of normalised names → slots, for hints
 	shortKeys map[string][]int32 // normalised names without server prefix → slots, for hints
-	products  map[string]int     // product terms → number of documents
-	// shapes holds, by slot, what the score factors read for every scored
-	// document, apart from docs so that the pass touches little memory;
-	// productIDs numbers the product terms for it.
-	shapes     []docShape
-	productIDs map[string]int32
-}
-
-// docShape is what the score factors need of a document.
-type docShape struct {
-	nameTerms uint8 // distinct words of the tool's own name, at most 255
-	product   int32 // productIDs of the server's product; 0 when none
+	// nameTerms holds, by slot, the number of distinct words of the tool's
+	// own name (at most 255), which the name factor reads for every scored
+	// document: apart from docs, so that the pass touches little memory.
+	nameTerms []uint8
 }
 
 // docMeta is what the ranker keeps about a document besides its postings.
@@ -130,7 +125,6 @@ type docMeta struct {
 	display string   // the name shown in hints
 	keys    []string // exact-name keys
 	short   string   // the normalised name without server prefix, for hints
-	product string   // the server's product term
 }
 
 var _ Ranker = (*BM25F)(nil)
@@ -155,12 +149,34 @@ func NewBM25F(opts *Options) (*BM25F, error) {
 	if err != nil {
 		return nil, err
 	}
-	an := &analyzer{stem: newStemmer(), bilingual: lx}
+	off := o.Disable
+	if off >= factorEnd {
+		return nil, fmt.Errorf("disabled factors %#x: unknown bits; use the Factor constants", uint32(off))
+	}
+	an := &analyzer{stem: newStemmer(), bilingual: lx, stops: stopWords,
+		noSplit: off.Has(FactorIdentifiers), noJoined: off.Has(FactorJoined), noBigrams: off.Has(FactorBigrams)}
+	an.stem.off = off.Has(FactorStemming)
+	if off.Has(FactorStopWords) {
+		an.stops = nil
+	}
+	if off.Has(FactorBilingual) {
+		an.bilingual = &lexicon{entries: map[string][][]string{}}
+	}
 	groups, err := ParseSynonyms(strings.NewReader(synonymsText))
 	if err != nil {
 		return nil, err
 	}
 	groups = append(groups, o.Synonyms...)
+	aliases, err := ParseSynonyms(strings.NewReader(aliasesText))
+	if err != nil {
+		return nil, err
+	}
+	if off.Has(FactorSynonyms) {
+		groups = nil
+	}
+	if off.Has(FactorAliases) {
+		aliases = nil
+	}
 	fw := DefaultFieldWeights()
 	if o.Fields != nil {
 		fw = *o.Fields
@@ -170,20 +186,24 @@ func NewBM25F(opts *Options) (*BM25F, error) {
 			}
 		}
 	}
-	identFW := fw
-	identFW.Params = 2 * fw.Params
+	b := defaultFieldB
+	if off.Has(FactorNameField) {
+		fw.Name, b[fieldName] = fw.Lead, b[fieldLead]
+	}
+	if off.Has(FactorLead) {
+		fw.Body, b[fieldBody] = fw.Lead, b[fieldLead]
+	}
 	return &BM25F{
-		weight:      fw.array(),
-		identWeight: identFW.array(),
-		an:          an,
-		syn:         buildSynonyms(an, groups),
-		synWeight:   o.SynonymWeight,
-		idx:         newPostings(),
-		exact:       make(map[string][]int32),
-		nameWords:   make(map[string][]int32),
-		shortKeys:   make(map[string][]int32),
-		products:    make(map[string]int),
-		productIDs:  make(map[string]int32),
+		off:       off,
+		fieldB:    b,
+		weight:    fw.array(),
+		an:        an,
+		syn:       buildSynonyms(an, groups, aliases),
+		synWeight: o.SynonymWeight,
+		idx:       newPostings(),
+		exact:     make(map[string][]int32),
+		nameWords: make(map[string][]int32),
+		shortKeys: make(map[string][]int32),
 	}, nil
 }
 
@@ -219,13 +239,11 @@ func (r *BM25F) analyze(d Document) analyzed {
 	if len(d.Parameters) > 0 {
 		if schema, err := parseSchema(d.Parameters); err == nil {
 			fields[fieldParams] = r.schemaTerms(schema, nil, newTextBudget())
-			for _, op := range operations(schema) {
-				fields[fieldName] = r.an.fieldTerms(name.take(op), fields[fieldName])
-			}
 		}
 	}
-	fields[fieldServer] = r.an.fieldTerms(clipText(server, maxFieldText), nil)
-	fields[fieldNSText] = r.an.fieldTerms(clipText(d.Namespace.Description, maxFieldText), nil)
+	if !r.off.Has(FactorServerName) {
+		fields[fieldServer] = r.an.fieldTerms(clipText(server, maxFieldText), nil)
+	}
 
 	// Exact-name keys; a name without letters or digits has none.
 	keys := []string{normName(d.Name)}
@@ -236,8 +254,8 @@ func (r *BM25F) analyze(d Document) analyzed {
 		}
 	}
 	keys = slices.DeleteFunc(dedupe(keys), func(k string) bool { return k == "" })
-	return analyzed{fields: fields, meta: docMeta{display: d.Name, keys: keys, short: normName(short),
-		product: r.an.productOf(server)}, nameTerms: nameTerms}
+	return analyzed{fields: fields, meta: docMeta{display: d.Name, keys: keys, short: normName(short)},
+		nameTerms: nameTerms}
 }
 
 // splitLead returns a description's first sentence (or line) and the rest.
@@ -253,52 +271,6 @@ func splitLead(desc string) (lead, body string) {
 		}
 	}
 	return desc[:cut], desc[cut:]
-}
-
-// operationVerbs are the verbs that mark a parameter as the operation
-// selector of a multi-purpose tool.
-var operationVerbs = makeSet(`add apply approve archive assign cancel close copy create delete deploy
-describe disable download edit enable execute get list lock merge move open patch post query read remove
-rename reply restart restore run scale search send set start stop unlock update upload write`)
-
-// maxOperations bounds the enum of an operation selector.
-const maxOperations = 12
-
-// operations returns the operations a multi-purpose tool offers: the values
-// of a required top-level parameter whose small string enum names actions
-// (issue_write's method: create, update). They are as much the tool's
-// name as the name itself.
-func operations(schema *node) []string {
-	required := schema.get("required")
-	props := schema.get("properties")
-	if required == nil || required.kind != 'a' || props == nil || props.kind != 'o' {
-		return nil
-	}
-	var ops []string
-	for _, req := range required.elems {
-		if req.kind != 's' {
-			continue
-		}
-		enum := props.get(req.str).get("enum")
-		if enum == nil || enum.kind != 'a' || len(enum.elems) > maxOperations {
-			continue
-		}
-		var values []string
-		verb := false
-		for _, v := range enum.elems {
-			if v.kind != 's' {
-				continue
-			}
-			values = append(values, v.str)
-			for _, p := range splitIdentifier(v.str) {
-				verb = verb || operationVerbs[p]
-			}
-		}
-		if verb {
-			ops = append(ops, values...)
-		}
-	}
-	return ops
 }
 
 // schemaTerms collects the searchable text of a JSON Schema: property
@@ -361,11 +333,11 @@ func (r *BM25F) Add(docs ...Document) {
 		slot := r.idx.add(d.Name, as[i].fields)
 		for int(slot) >= len(r.docs) {
 			r.docs = append(r.docs, docMeta{})
-			r.shapes = append(r.shapes, docShape{})
+			r.nameTerms = append(r.nameTerms, 0)
 		}
 		meta := as[i].meta
 		r.docs[slot] = meta
-		r.shapes[slot] = docShape{nameTerms: uint8(min(as[i].nameTerms, 255)), product: r.productID(meta.product)}
+		r.nameTerms[slot] = uint8(min(as[i].nameTerms, 255))
 		for _, k := range meta.keys {
 			r.exact[k] = append(r.exact[k], slot)
 		}
@@ -373,9 +345,6 @@ func (r *BM25F) Add(docs ...Document) {
 			r.nameWords[w] = append(r.nameWords[w], slot)
 		}
 		r.shortKeys[meta.short] = append(r.shortKeys[meta.short], slot)
-		if meta.product != "" {
-			r.products[meta.product]++
-		}
 	}
 }
 
@@ -393,7 +362,7 @@ func (m docMeta) words() []string {
 	return out
 }
 
-// dropMeta removes a slot's exact-name keys, name words and product.
+// dropMeta removes a slot's exact-name keys and name words.
 func (r *BM25F) dropMeta(slot int32) {
 	drop := func(m map[string][]int32, k string) {
 		list := slices.DeleteFunc(m[k], func(s int32) bool { return s == slot })
@@ -411,27 +380,8 @@ func (r *BM25F) dropMeta(slot int32) {
 		drop(r.nameWords, w)
 	}
 	drop(r.shortKeys, meta.short)
-	if p := meta.product; p != "" {
-		if r.products[p]--; r.products[p] <= 0 {
-			delete(r.products, p)
-		}
-	}
 	r.docs[slot] = docMeta{}
-	r.shapes[slot] = docShape{}
-}
-
-// productID returns the number of a product term, assigning one on first
-// sight; the empty term is 0.
-func (r *BM25F) productID(p string) int32 {
-	if p == "" {
-		return 0
-	}
-	id, ok := r.productIDs[p]
-	if !ok {
-		id = int32(len(r.productIDs) + 1)
-		r.productIDs[p] = id
-	}
-	return id
+	r.nameTerms[slot] = 0
 }
 
 // Remove drops documents.
@@ -487,7 +437,7 @@ func (r *BM25F) Search(q Query) Result {
 
 	limit := min(q.Limit, c.n) // no more hits than candidates
 	matchedAny := r.score(pq.slots, &c, s)
-	r.scaleScores(pq, s)
+	r.scaleScores(s)
 	top := r.idx.topK(s.touched, s.score, limit+len(exact))
 	hits := make([]Hit, 0, min(limit, len(exact)+len(top)))
 	for _, slot := range exact {
@@ -538,11 +488,11 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 		}
 		plan := r.plan(sl, c)
 		matchedAny[si] = plan.matched
+		s.slotIDF = append(s.slotIDF, plan.idf())
 		slotDocs = slotDocs[:0]
 		// The one-word alternatives add up their weighted frequencies
 		// in s.alt, then saturate once.
 		for _, g := range plan.group {
-			w := r.fieldWeights(g.ident)
 			for i := range g.list {
 				p := &g.list[i]
 				if c.mask[p.slot] {
@@ -552,7 +502,7 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 				if a.sum == 0 {
 					s.altSeen = append(s.altSeen, p.slot)
 				}
-				a.sum += g.weight * weightedTF(w, &p.tf, &lens[p.slot], nm)
+				a.sum += g.weight * weightedTF(&r.weight, &p.tf, &lens[p.slot], nm)
 				if p.tf[fieldName] > 0 {
 					a.name |= bit
 				}
@@ -665,8 +615,8 @@ func (r *BM25F) normsFor(c *candidates) *norms {
 	}
 	nm := &norms{avg: avg}
 	for f := range numFields {
-		nm.oneMinusB[f] = 1 - fieldB[f]
-		nm.bOverAvg[f] = fieldB[f] / avg[f]
+		nm.oneMinusB[f] = 1 - r.fieldB[f]
+		nm.bOverAvg[f] = r.fieldB[f] / avg[f]
 		for l := range normTableLen {
 			nm.inv[f][l] = 1 / (nm.oneMinusB[f] + nm.bOverAvg[f]*float64(l))
 		}
@@ -691,14 +641,6 @@ func weightedTF(weight *[maxFields]float64, tf *[maxFields]uint16, lens *[maxFie
 		}
 	}
 	return tfw
-}
-
-// fieldWeights returns the field weights for a term.
-func (r *BM25F) fieldWeights(ident bool) *[maxFields]float64 {
-	if ident {
-		return &r.identWeight
-	}
-	return &r.weight
 }
 
 // saturate turns a term's weighted frequency into its score.

@@ -49,10 +49,13 @@ func names(r search.Result) []string {
 	return out
 }
 
-func TestCreateIssueGitHubPutsGitHubsIssueWriterFirst(t *testing.T) {
+func TestCreateIssueGitHubPutsAGitHubIssueWriterFirst(t *testing.T) {
 	res := corpusRanker().Search(search.Query{Text: "create issue github", Limit: 8})
-	if len(res.Hits) == 0 || res.Hits[0].Name != "mcp__github__issue_write" {
-		t.Errorf("hits = %v, want mcp__github__issue_write first", names(res))
+	// The GitHub server and its reference server each have one tool that
+	// creates issues; the dev set labels both for such a query.
+	want := []string{"mcp__github__issue_write", "mcp__github_ref__create_issue"}
+	if len(res.Hits) < 2 || !slices.Contains(want, res.Hits[0].Name) || !slices.Contains(want, res.Hits[1].Name) {
+		t.Errorf("hits = %v, want %v first", names(res), want)
 	}
 }
 
@@ -160,21 +163,6 @@ func TestVocabularyAndLanguages(t *testing.T) {
 		got := names(r.Search(search.Query{Text: tt.query, Limit: tt.top}))
 		if !slices.ContainsFunc(got, func(n string) bool { return slices.Contains(tt.want, n) }) {
 			t.Errorf("%q: top %d = %v, want one of %v", tt.query, tt.top, got, tt.want)
-		}
-	}
-}
-
-func TestCrossProductRequestsActOnTheDestination(t *testing.T) {
-	r := corpusRanker()
-	tests := []struct{ query, server string }{
-		{"post the Datadog monitor alert summary to the #ops Slack channel", "mcp__slack__"},
-		{"open a GitHub issue for this Sentry error", "mcp__github"},
-		{"把 Sentry 的报错同步到 Linear 里新建 issue", "mcp__linear__"},
-	}
-	for _, tt := range tests {
-		got := names(r.Search(search.Query{Text: tt.query, Limit: 1}))
-		if len(got) != 1 || !strings.HasPrefix(got[0], tt.server) {
-			t.Errorf("%q: first hit %v, want a %s tool", tt.query, got, tt.server)
 		}
 	}
 }
@@ -431,32 +419,7 @@ func TestNameCoverage(t *testing.T) {
 		t.Errorf("hits %v, want getTeams first", got)
 	}
 	ex := r.Explain(search.Query{Text: "teams"}, "getTeams")
-	if !strings.Contains(ex, "covers 1 of the 2 words") {
+	if !strings.Contains(ex, "matches 1 of the 2 words") {
 		t.Errorf("explain does not show the name coverage:\n%s", ex)
-	}
-}
-
-// A query that names one product prefers that product's own server to
-// another server's tools that mention it.
-func TestHomeProduct(t *testing.T) {
-	r, _ := search.NewBM25F(nil)
-	r.Add(search.Document{Name: "mcp__cloud__postgres_list", Description: "List PostgreSQL servers, databases or tables.",
-		Namespace: search.Namespace{Name: "mcp__cloud"}},
-		search.Document{Name: "mcp__postgres__query", OriginalName: "query", Description: "Run a read-only SQL query",
-			Namespace: search.Namespace{Name: "mcp__postgres"}},
-		search.Document{Name: "mcp__sqlite__list_tables", OriginalName: "list_tables", Description: "List the tables of the database",
-			Namespace: search.Namespace{Name: "mcp__sqlite"}})
-	// Without the boost the cloud tool, which spells postgres in its name,
-	// ranks first.
-	res := r.Search(search.Query{Text: "postgres sql", Limit: 3})
-	if got := names(res); len(got) == 0 || got[0] != "mcp__postgres__query" {
-		t.Errorf("hits %v, want mcp__postgres__query first", got)
-	}
-	if ex := r.Explain(search.Query{Text: "postgres sql"}, "mcp__postgres__query"); !strings.Contains(ex, "names this tool's product") {
-		t.Errorf("explain does not show the product boost:\n%s", ex)
-	}
-	// Two products named: neither is boosted.
-	if ex := r.Explain(search.Query{Text: "copy sqlite tables to postgres"}, "mcp__postgres__query"); strings.Contains(ex, "names this tool's product") {
-		t.Errorf("a query naming two products boosted one:\n%s", ex)
 	}
 }

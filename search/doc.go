@@ -7,8 +7,11 @@
 //
 //   - [BM25F], the default ("toolshelf"): field-weighted BM25 over a tool's
 //     name, description, parameters and server, with identifier splitting,
-//     stemming, synonyms, CJK bigrams with a bilingual term table, exact-name
-//     and select: queries, required +terms, and hints when nothing matches;
+//     stemming, synonyms, CJK bigrams with a bilingual term table, a boost
+//     for tools whose name the query explains, exact-name and select:
+//     queries, required +terms, and hints when nothing matches. Each score
+//     factor and analysis step can be switched off ([Options.Disable]), so
+//     that an evaluation measures what it earns;
 //   - [PI] ("pi"): the reference implementation's plain BM25, reproduced
 //     exactly (document text, tokenizer, stop words, stemmer and constants)
 //     as the parity baseline.

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -42,9 +43,13 @@ func (r *BM25F) Explain(q Query, name string) string {
 	}
 	total := 0.0
 	var missing []string
-	nameHits := 0
-	for _, sl := range pq.slots {
+	var nameHits uint64
+	idfs := make([]float64, len(pq.slots))
+	idfSum := 0.0
+	for si, sl := range pq.slots {
 		plan := r.plan(sl, &c)
+		idfs[si] = plan.idf()
+		idfSum += idfs[si]
 		best, how := 0.0, ""
 		tfw := 0.0
 		nameHit := false
@@ -52,7 +57,7 @@ func (r *BM25F) Explain(q Query, name string) string {
 		for _, g := range plan.group {
 			if tf := tfOf(g.list); tf != nil {
 				nameHit = nameHit || tf[fieldName] > 0
-				tfw += g.weight * weightedTF(r.fieldWeights(g.ident), tf, lens, nm)
+				tfw += g.weight * weightedTF(&r.weight, tf, lens, nm)
 				parts = append(parts, fmt.Sprintf("%s×%.1f%v", g.term, g.weight, tf[:numFields]))
 			}
 		}
@@ -76,32 +81,24 @@ func (r *BM25F) Explain(q Query, name string) string {
 		}
 		total += best
 		if nameHit {
-			nameHits++
+			nameHits |= 1 << si
 		}
 		if sl.required && best == 0 {
 			missing = append(missing, "+"+sl.surface)
 		}
 		fmt.Fprintf(&b, "%-20q %6.3f  %s\n", sl.surface, best, how)
 	}
-	n := int(r.shapes[slot].nameTerms)
-	if f := nameCoverage(nameHits, n); f > 1 {
+	n := int(r.nameTerms[slot])
+	if f := nameFactor(nameHits, n, idfs, idfSum); f > 1 && !r.off.Has(FactorNameCoverage) {
 		total *= f
-		fmt.Fprintf(&b, "×%.3f: the query covers %d of the %d words of the tool's name\n", f, min(nameHits, n), n)
-	}
-	named, context := r.productMentions(pq.words)
-	if len(named) == 1 && r.docs[slot].product == named[0] {
-		total *= homeProductBoost
-		fmt.Fprintf(&b, "×%.1f: the query names this tool's product and no other\n", homeProductBoost)
-	}
-	if slices.Contains(context, r.docs[slot].product) {
-		total *= crossProductDemotion
-		fmt.Fprintf(&b, "×%.1f: the query names this tool's product only as context\n", crossProductDemotion)
+		fmt.Fprintf(&b, "×%.3f: the query matches %d of the %d words of the tool's name\n", f,
+			min(bits.OnesCount64(nameHits), n), n)
 	}
 	if len(missing) > 0 {
 		total = 0
 		fmt.Fprintf(&b, "dropped: lacks the required %s\n", strings.Join(missing, ", "))
 	}
-	fmt.Fprintf(&b, "total %.3f (frequencies per field: name lead body params server nstext)\n", total)
+	fmt.Fprintf(&b, "total %.3f (frequencies per field: name lead body params server)\n", total)
 	return b.String()
 }
 

@@ -1,62 +1,52 @@
 package search
 
 import (
+	"math"
 	"math/bits"
-	"slices"
 )
 
-// nameCoverageBoost is how much more a tool scores when the query covers
-// every word of its name: a tool whose name the query spells out (get +
-// teams for "linear teams") is more likely meant than one that shares the
-// same words but names more (removeUserFromTeam).
-const nameCoverageBoost = 0.1
+// nameBoost is how much more a tool scores, at most, when the query
+// explains its name: when the query matched every word of the tool's name
+// (get + teams for "linear teams") and those words are all of the query's
+// specificity. A tool whose name the query spells out is more likely meant
+// than one that shares the same words but names more (removeUserFromTeam);
+// a name word the query uses only in passing (a date, a topic word of a
+// long request) explains little of it and earns little.
+const nameBoost = 0.5
 
-// scaleScores applies, in one pass over the scored tools, the name
-// coverage factor, the home product boost when the query names exactly one
-// product, and the demotion of products a cross-product request names only
-// as context (which needs two named products, so a tool gets at most one
-// of the two).
-func (r *BM25F) scaleScores(pq parsedQuery, s *scratch) {
-	named, context := r.productMentions(pq.words)
-	var home int32 = -1
-	if len(named) == 1 {
-		if id, ok := r.productIDs[named[0]]; ok {
-			home = id
-		}
+// scaleScores applies the name factor to every scored tool, in one pass:
+// × (1 + nameBoost × coverage × √share), where coverage is the share of the
+// tool's name words the query matched and share the part of the query's
+// idf mass (the sum of its slots' idfs) in the slots that matched the name.
+func (r *BM25F) scaleScores(s *scratch) {
+	if r.off.Has(FactorNameCoverage) {
+		return
 	}
-	var demoted []int32
-	for _, p := range context {
-		if id, ok := r.productIDs[p]; ok {
-			demoted = append(demoted, id)
-		}
+	total := 0.0
+	for _, v := range s.slotIDF {
+		total += v
+	}
+	if total == 0 {
+		return
 	}
 	for _, d := range s.touched {
-		sh := r.shapes[d]
-		f := 1.0
 		if hit := s.alt[d].name; hit != 0 {
-			f = nameCoverage(bits.OnesCount64(hit), int(sh.nameTerms))
+			s.score[d] *= nameFactor(hit, int(r.nameTerms[d]), s.slotIDF, total)
 		}
-		switch {
-		case sh.product == home:
-			f *= homeProductBoost
-		case len(demoted) > 0 && slices.Contains(demoted, sh.product):
-			f *= crossProductDemotion
-		}
-		s.score[d] *= f
 	}
 }
 
-// nameCoverage is the factor for a tool whose name has n distinct words
-// when hit query slots matched one of them.
-func nameCoverage(hit, n int) float64 {
-	if n == 0 || hit == 0 {
+// nameFactor is the factor for a tool whose name has n distinct words when
+// the query slots in the bit set hit matched it; idf holds the slots' idfs
+// and total their sum.
+func nameFactor(hit uint64, n int, idf []float64, total float64) float64 {
+	if n == 0 || hit == 0 || total <= 0 {
 		return 1
 	}
-	return 1 + nameCoverageBoost*min(1, float64(hit)/float64(n))
+	share := 0.0
+	for h := hit; h != 0; h &= h - 1 {
+		share += idf[bits.TrailingZeros64(h)]
+	}
+	coverage := min(1, float64(bits.OnesCount64(hit))/float64(n))
+	return 1 + nameBoost*coverage*math.Sqrt(min(1, share/total))
 }
-
-// homeProductBoost scales the tools of the one product a query names: a
-// request that says "postgres" or "datadog" means that product's own
-// server before another server's tools that mention it (a cloud
-// provider's postgres_list, datadog_monitoredresources_list).
-const homeProductBoost = 1.6

@@ -252,7 +252,7 @@ func FuzzParseSynonyms(f *testing.F) {
 			t.Fatalf("written back, %q reads as %q (%v)", groups, again, err)
 		}
 
-		st := buildSynonyms(an, groups)
+		st := buildSynonyms(an, groups, nil)
 		for _, g := range groups {
 			var forms [][]string
 			for _, form := range g {

@@ -7,7 +7,7 @@ import (
 )
 
 // maxFields is the most fields a postings index holds per document.
-const maxFields = 6
+const maxFields = 5
 
 // posting records how often a term occurs in each field of one document.
 type posting struct {
@@ -196,6 +196,7 @@ type scratch struct {
 	flags   []uint64
 	touched []int32
 	altSeen []int32
+	slotIDF []float64
 }
 
 // altAcc accumulates, per document, one query slot's weighted
@@ -241,6 +242,7 @@ func (sp *scratchPool) put(s *scratch) {
 	clear(s.mask)
 	s.touched = s.touched[:0]
 	s.altSeen = s.altSeen[:0]
+	s.slotIDF = s.slotIDF[:0]
 	sp.pool.Put(s)
 }
 

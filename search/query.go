@@ -3,7 +3,6 @@ package search
 import (
 	"slices"
 	"strings"
-	"unicode"
 )
 
 // maxSlots is the most query slots scored; later words are ignored.
@@ -16,16 +15,6 @@ type parsedQuery struct {
 	// exactKey is the normalised query when it could be a tool name.
 	exactKey string
 	slots    []qslot
-	// words lists the query's words in order, for finding the product a
-	// request acts on.
-	words []qword
-}
-
-// qword is one word of a query as written.
-type qword struct {
-	text   string // lowercase
-	cjk    bool
-	handle bool // a #channel, @user or number, not part of the sentence
 }
 
 // qslot is one unit of meaning in a query: a word, a phrase found in the
@@ -45,10 +34,6 @@ type qalt struct {
 	// used marks a form the query itself used (or a translation of it), as
 	// opposed to a synonym the table supplied.
 	used bool
-	// ident marks an identifier the query spelled out (outOfOffice,
-	// state_reason, the key of key=value): it names a tool or a parameter,
-	// so a match in the parameters counts more.
-	ident bool
 }
 
 // unit is one analysed word part of a query, before synonym matching.
@@ -56,7 +41,6 @@ type unit struct {
 	term     string
 	surface  string
 	required bool
-	ident    bool
 }
 
 // parseQuery analyses a toolshelf query. Call it with r.mu held: whether a
@@ -92,30 +76,7 @@ func (r *BM25F) parseQuery(text string) parsedQuery {
 		if required {
 			chunk = chunk[1:]
 		}
-		if looksLikePath(chunk) {
-			// A path says "a file"; its folders rarely say what to do
-			// with it, but its base name may say what it is
-			// (.gitlab-ci.yml).
-			flushUnits()
-			pq.slots = append(pq.slots, qslot{surface: chunk, required: required,
-				alts: r.expandAlt([]string{r.an.stem.stem("file")})})
-			chunk = strings.TrimRight(chunk, "`'\"()[]{}<>,;:!?")
-			chunk = chunk[strings.LastIndexAny(chunk, "/\\")+1:]
-			if dot := strings.LastIndexByte(chunk, '.'); dot > 0 {
-				chunk = chunk[:dot]
-			}
-			if chunk == "" {
-				continue
-			}
-		}
-		handle := strings.ContainsAny(chunk[:1], "#@0123456789")
-		// In key=value the key is a parameter name.
-		key := ""
-		if k, _, ok := strings.Cut(chunk, "="); ok && k != "" {
-			key = k
-		}
 		scan(chunk, func(w rawWord) {
-			pq.words = append(pq.words, qword{text: strings.ToLower(w.text), cjk: w.cjk, handle: handle})
 			if w.cjk {
 				flushUnits()
 				pq.slots = append(pq.slots, r.cjkSlots(w.text, required)...)
@@ -123,29 +84,28 @@ func (r *BM25F) parseQuery(text string) parsedQuery {
 			}
 			pieces := strings.FieldsFunc(w.text, func(r rune) bool { return r == '_' || r == '-' })
 			for _, piece := range pieces {
-				parts := splitIdentifier(piece)
-				if len(parts) > 1 {
+				parts := r.an.split(piece)
+				if len(parts) > 1 && !r.an.noJoined {
 					// A camel-case word the catalog knows whole
 					// (GitHub, PromQL) is matched whole; its parts
 					// would match unrelated tools (hub in HubSpot).
 					if c := r.an.compound(parts); len(r.idx.list(c)) > 0 {
-						units = append(units, unit{term: c, surface: w.text, required: required, ident: true})
+						units = append(units, unit{term: c, surface: w.text, required: required})
 						continue
 					}
 				}
 				for _, p := range parts {
 					if t, ok := r.an.word(p); ok {
-						units = append(units, unit{term: t, surface: w.text, required: required,
-							ident: w.end <= len(key)})
+						units = append(units, unit{term: t, surface: w.text, required: required})
 					}
 				}
 			}
-			if len(pieces) > 1 {
+			if len(pieces) > 1 && !r.an.noJoined && !r.an.noSplit {
 				// An identifier typed whole (state_reason) also
 				// matches tools that have exactly that identifier.
 				if c := r.an.compound(splitIdentifier(w.text)); len(r.idx.list(c)) > 0 {
 					pq.slots = append(pq.slots, qslot{surface: w.text,
-						alts: []qalt{{terms: []string{c}, weight: 1, used: true, ident: true}}})
+						alts: []qalt{{terms: []string{c}, weight: 1, used: true}}})
 				}
 			}
 		})
@@ -173,7 +133,7 @@ func (r *BM25F) synonymSlots(units []unit) []qslot {
 		if n == 0 {
 			u := units[i]
 			slots = append(slots, qslot{surface: u.surface, required: u.required,
-				alts: []qalt{{terms: []string{u.term}, weight: 1, used: true, ident: u.ident}}})
+				alts: []qalt{{terms: []string{u.term}, weight: 1, used: true}}})
 			i++
 			continue
 		}
@@ -188,7 +148,7 @@ func (r *BM25F) synonymSlots(units []unit) []qslot {
 		s.surface = strings.Join(surfaces, " ")
 		matched := terms[i : i+n]
 		for _, f := range forms {
-			if slices.Equal(f, matched) {
+			if r.syn.alias(matched, f) {
 				s.alts = append(s.alts, qalt{terms: f, weight: 1, used: true})
 			} else {
 				s.alts = append(s.alts, qalt{terms: f, weight: r.synWeight})
@@ -215,7 +175,7 @@ func (r *BM25F) cjkSlots(run string, required bool) []qslot {
 				s.alts = append(s.alts, r.expandAlt(terms)...)
 			}
 		}
-		s.alts = append(s.alts, qalt{terms: appendBigrams(seg.text, nil), weight: 1, used: true})
+		s.alts = append(s.alts, qalt{terms: r.an.bigrams(seg.text, nil), weight: 1, used: true})
 		slots = append(slots, s)
 	}
 	return slots
@@ -227,7 +187,11 @@ func (r *BM25F) expandAlt(terms []string) []qalt {
 	alts := []qalt{{terms: terms, weight: 1, used: true}}
 	if n, forms := r.syn.match(terms); n == len(terms) {
 		for _, f := range forms {
-			if !slices.Equal(f, terms) {
+			switch {
+			case slices.Equal(f, terms):
+			case r.syn.alias(terms, f):
+				alts = append(alts, qalt{terms: f, weight: 1, used: true})
+			default:
 				alts = append(alts, qalt{terms: f, weight: r.synWeight})
 			}
 		}
@@ -277,47 +241,4 @@ func normName(s string) string {
 		sep = true
 	}
 	return b.String()
-}
-
-// fileExtensions are extensions that mark a word as a file name.
-var fileExtensions = makeSet(`bash c cc cfg cjs conf cpp cs css csv doc docx env gif go gql graphql gz h
-hpp htm html ini ipynb java jpeg jpg js json jsonl jsx kt lock log md markdown mjs mp3 mp4 pdf php png
-pptx proto ps1 py rb rs scss sh sql svg swift tar tgz toml ts tsv tsx txt vue wav webp xls xlsx xml
-yaml yml zip zsh`)
-
-// looksLikePath reports whether a query word is a file path: it starts
-// with /, ./, ../ or ~/, or it is a file name with a known extension
-// (budget.xlsx, src/main.go, .gitlab-ci.yml) whose base is not a
-// capitalised word (Next.js and Vue.js are products). URLs are not paths.
-func looksLikePath(w string) bool {
-	w = strings.Trim(w, "`'\"()[]{}<>,;:!?")
-	if w == "" || strings.Contains(w, "://") {
-		return false
-	}
-	for _, p := range []string{"/", "./", "../", "~/"} {
-		if strings.HasPrefix(w, p) && len(w) > len(p) {
-			return true
-		}
-	}
-	dot := strings.LastIndexByte(w, '.')
-	if dot < 0 || !fileExtensions[strings.ToLower(w[dot+1:])] {
-		return false
-	}
-	base := w[strings.LastIndexAny(w[:dot], "/\\")+1 : dot]
-	return base == "" || strings.ContainsAny(base, "/\\_-.0123456789") || !isCapitalised(base)
-}
-
-// isCapitalised reports whether w is a capital followed by lowercase
-// letters (Next, Vue), as product names are written.
-func isCapitalised(w string) bool {
-	rs := []rune(w)
-	if len(rs) < 2 || !unicode.IsUpper(rs[0]) {
-		return false
-	}
-	for _, r := range rs[1:] {
-		if !unicode.IsLower(r) {
-			return false
-		}
-	}
-	return true
 }

@@ -27,7 +27,8 @@ type Namespace struct {
 	// Name is the model-facing group name, such as mcp__github.
 	Name string
 	// Description and Instructions describe the group. The reference
-	// ranker indexes both; the toolshelf ranker only the description.
+	// ranker indexes both; the toolshelf ranker neither (it indexes the
+	// group's name).
 	Description, Instructions string
 }
 

@@ -25,7 +25,6 @@ type slotPlan struct {
 type groupTerm struct {
 	term   string
 	weight float64
-	ident  bool
 	list   []posting
 }
 
@@ -60,7 +59,6 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 		if i, ok := at[t]; ok {
 			g := &p.group[i]
 			g.weight = max(g.weight, alt.weight)
-			g.ident = g.ident || alt.ident
 			usedTerms[i] = usedTerms[i] || alt.used
 			continue
 		}
@@ -69,7 +67,7 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 			continue
 		}
 		at[t] = len(p.group)
-		p.group = append(p.group, groupTerm{term: t, weight: alt.weight, ident: alt.ident, list: list})
+		p.group = append(p.group, groupTerm{term: t, weight: alt.weight, list: list})
 		usedTerms = append(usedTerms, alt.used)
 	}
 	// The highest document frequency among the words the query used, and
@@ -95,6 +93,20 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 		p.groupIDF = bm25IDF(n, usedDF)
 	case anyDF > 0:
 		p.groupIDF = bm25IDF(n, anyDF)
+	}
+	// A synonym the query did not use counts at most as much as its own
+	// idf says: a common word (set, for settings) must not borrow the
+	// specificity of the rare word the query used (configuration).
+	if p.groupIDF > 0 {
+		for i := range p.group {
+			if usedTerms[i] {
+				continue
+			}
+			g := &p.group[i]
+			if idf := bm25IDF(n, float64(c.df(g.term, g.list))); idf < p.groupIDF {
+				g.weight *= idf / p.groupIDF
+			}
+		}
 	}
 	// A word the query used that many tools contain needs no synonyms: they
 	// would add little but cost a walk over more long posting lists.
@@ -145,4 +157,16 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 	}
 	p.matched = len(p.group) > 0 || len(p.phrases) > 0
 	return p
+}
+
+// idf returns the slot's specificity: its group's idf, or the highest idf
+// of a word of its several-word alternatives; 0 when nothing matched.
+func (p *slotPlan) idf() float64 {
+	idf := p.groupIDF
+	for _, ph := range p.phrases {
+		for _, v := range ph.idfs {
+			idf = max(idf, v)
+		}
+	}
+	return idf
 }

@@ -11,6 +11,12 @@ import (
 //go:embed synonyms.txt
 var synonymsText string
 
+// aliasesText is the alias table: groups of forms that are one word spelled
+// two ways (info, information), which a query's form matches at full weight.
+//
+//go:embed aliases.txt
+var aliasesText string
+
 // ParseSynonyms reads a synonym table: one group per line, forms separated
 // by commas, each form one or more words; # starts a comment. It returns
 // the groups as written.
@@ -39,14 +45,25 @@ func ParseSynonyms(r io.Reader) ([][]string, error) {
 type synonymTable struct {
 	// alts maps an analysed form (terms joined by spaces) to every form
 	// of every group that contains it, itself included.
-	alts   map[string][][]string
+	alts map[string][][]string
+	// same maps an analysed form to the forms that are aliases of it
+	// (one word spelled two ways), which count as the form itself.
+	same   map[string][][]string
 	maxLen int
 }
 
 // buildSynonyms analyses the groups' forms with a. Forms that analyse to
 // nothing (only stop words) are dropped.
-func buildSynonyms(a *analyzer, groups [][]string) *synonymTable {
-	st := &synonymTable{alts: make(map[string][][]string)}
+func buildSynonyms(a *analyzer, groups, aliases [][]string) *synonymTable {
+	st := &synonymTable{alts: make(map[string][][]string), same: make(map[string][][]string)}
+	st.add(a, groups, st.alts)
+	st.add(a, aliases, st.alts)
+	st.add(a, aliases, st.same)
+	return st
+}
+
+// add analyses the groups' forms with a into to.
+func (st *synonymTable) add(a *analyzer, groups [][]string, to map[string][][]string) {
 	for _, g := range groups {
 		var forms [][]string
 		for _, f := range g {
@@ -62,14 +79,22 @@ func buildSynonyms(a *analyzer, groups [][]string) *synonymTable {
 		for _, f := range forms {
 			key := strings.Join(f, " ")
 			for _, other := range forms {
-				if !slices.ContainsFunc(st.alts[key], func(x []string) bool { return slices.Equal(x, other) }) {
-					st.alts[key] = append(st.alts[key], other)
+				if !slices.ContainsFunc(to[key], func(x []string) bool { return slices.Equal(x, other) }) {
+					to[key] = append(to[key], other)
 				}
 			}
 			st.maxLen = max(st.maxLen, len(f))
 		}
 	}
-	return st
+}
+
+// alias reports whether form is an alias of used: one word spelled two
+// ways, or the same form.
+func (st *synonymTable) alias(used, form []string) bool {
+	if slices.Equal(used, form) {
+		return true
+	}
+	return slices.ContainsFunc(st.same[strings.Join(used, " ")], func(x []string) bool { return slices.Equal(x, form) })
 }
 
 // match returns the length of the longest form starting at terms[0] and

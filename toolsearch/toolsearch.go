@@ -203,13 +203,13 @@ type LoadPolicy struct {
 	Relative float64
 }
 
-// DefaultLoad is the policy a new Searcher uses: up to 8 ranked hits,
-// each scoring at least 0.6 of the best. Measured with toolshelf bench
+// DefaultLoad is the policy a new Searcher uses: up to 4 ranked hits,
+// each scoring at least 0.7 of the best. Measured with toolshelf bench
 // (README, Benchmark) against the reference's policy with its ranker, it
-// loads 9.3 instead of 16.4 tools per task on the embedded suite (no
-// failed step instead of 4), 12.2 instead of 18.1 over the whole corpus
-// (0 and 4) and 8.8 instead of 12.3 on the public dev tasks (0 and 0).
-var DefaultLoad = LoadPolicy{Max: 8, Relative: 0.6}
+// loads 6.1 instead of 16.4 tools per task on the embedded suite (no
+// failed step instead of 4; tool tokens loaded 2.54 times those needed)
+// and 5.0 instead of 12.3 on the public dev tasks (no failed step).
+var DefaultLoad = LoadPolicy{Max: 4, Relative: 0.7}
 
 // ReferenceLoad is the reference implementation's policy: every hit up to
 // the search's limit.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolshelf/toolshelf/catalog/builtin"
 	"github.com/toolshelf/toolshelf/eval"
 	"github.com/toolshelf/toolshelf/search"
 )
@@ -26,26 +27,59 @@ func newEvalCmd(e *env) *cobra.Command {
 		asJSON   bool
 		misses   bool
 		rf       rankerFlags
+		sf       suiteFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "eval --queries FILE [flags]",
+		Use:   "eval (--queries FILE | --suite FILE) [flags]",
 		Short: "Measure retrieval quality on labeled queries",
 		Long: `Eval runs labeled queries (JSON Lines: {"id", "query", "lang", "kind", "relevant":
 [{"server", "tool"}]}) against the shelf and reports recall@k (the share of queries
 with a relevant tool in the first k hits), MRR@10 and nDCG@10, overall, per language
 and per kind. --compare runs the toolshelf and pi rankers side by side in one
 process. The last line of plain output sums up the selected ranker:
-recall@8=<x> mrr=<x> ndcg@10=<x> n=<n>.`,
+recall@8=<x> mrr=<x> ndcg@10=<x> n=<n>.
+
+--suite runs every set of a suite file (JSON: {"sets": [{"name", "catalogs",
+"queries", "tasks"}]}, paths relative to the file; no catalogs means the built-in
+one; tasks are task files whose steps' queries are labeled with the step's tool)
+with both rankers in one process, and prints each set's table with the difference,
+then one line per set. --suite repeats to add a suite of your own; --set picks sets.
+--ablate also runs the default ranker with each score factor and analysis step
+switched off and prints what each earns (MRR@10) on every set; --disable switches
+factors off in the default ranker. The last line of suite output sums up the
+MRR@10 differences: suite <set>=<toolshelf - pi> ...`,
 		Example: `  toolshelf eval --queries ../shared/eval/dev-queries.jsonl --compare
-  toolshelf eval --queries testdata/queries.jsonl --ranker pi --json`,
+  toolshelf eval --queries testdata/queries.jsonl --ranker pi --json
+  toolshelf eval --suite testdata/suite.json --ablate
+  toolshelf eval --suite testdata/suite.json --suite my-suite.json --set dev --set mine`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if queries == "" {
-				return usagef("eval needs --queries FILE (labeled queries, JSON Lines)")
-			}
 			kList, err := parseKs(ks)
 			if err != nil {
 				return err
+			}
+			if err := sf.check(); err != nil {
+				return err
+			}
+			if len(sf.files) > 0 {
+				switch {
+				case queries != "" || len(catalogs) > 0:
+					return usagef("--suite names its own catalogs and queries: drop --queries and --catalog")
+				case misses:
+					return usagef("--misses works with --queries; with --suite use --json for every query's rank")
+				case rf.ranker != search.ModeToolshelf:
+					return usagef("--suite runs both rankers: drop --ranker")
+				}
+				if err := rf.check(true); err != nil {
+					return err
+				}
+				return runSuite(e, sf, rf, kList, asJSON)
+			}
+			if queries == "" {
+				return usagef("eval needs --queries FILE (labeled queries, JSON Lines) or --suite FILE")
+			}
+			if sf.ablate || len(sf.sets) > 0 {
+				return usagef("--ablate and --set work with --suite")
 			}
 			if misses && asJSON {
 				return usagef("--misses prints text; the --json output already has every query's rank")
@@ -53,6 +87,10 @@ recall@8=<x> mrr=<x> ndcg@10=<x> n=<n>.`,
 			if err := rf.check(compare); err != nil {
 				return err
 			}
+			if sf.disable != 0 && rf.ranker != search.ModeToolshelf && !compare {
+				return usagef("--disable works with the toolshelf ranker only; drop it or use --ranker toolshelf")
+			}
+			rf.disable = sf.disable
 			modes := []string{rf.ranker}
 			if compare {
 				for _, m := range search.Modes() {
@@ -105,6 +143,7 @@ recall@8=<x> mrr=<x> ndcg@10=<x> n=<n>.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reports as JSON, with per-query ranks")
 	cmd.Flags().BoolVar(&misses, "misses", false, "list the queries whose first relevant tool is not in the top 8")
 	rf.register(cmd)
+	sf.register(cmd)
 	return cmd
 }
 
@@ -138,6 +177,14 @@ func writeEvalText(w io.Writer, reports []*eval.Report, ks []int, tools int) {
 		names[i] = r.Ranker
 	}
 	fmt.Fprintf(w, "%d queries, %d tools, ranker %s\n\n", reports[0].Overall.N, tools, strings.Join(names, " vs "))
+	writeEvalTable(w, reports, ks, false)
+	m := reports[0].Overall
+	fmt.Fprintf(w, "\nrecall@8=%.3f mrr=%.3f ndcg@10=%.3f n=%d\n", m.Recall[8], m.MRR, m.NDCG10, m.N)
+}
+
+// writeEvalTable prints a row per group and report; with delta and two
+// reports, a row of the first's figures minus the second's after each.
+func writeEvalTable(w io.Writer, reports []*eval.Report, ks []int, delta bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := []string{"group", "n", "ranker"}
 	for _, k := range ks {
@@ -164,6 +211,20 @@ func writeEvalText(w io.Writer, reports []*eval.Report, ks []int, tools int) {
 			cells = append(cells, fmt.Sprintf("%.3f", m.MRR), fmt.Sprintf("%.3f", m.NDCG10))
 			printLine(tw, strings.Join(cells, "\t")+"\t") // groups come from the queries file
 		}
+		if !delta || len(reports) != 2 {
+			return
+		}
+		a, okA := get(reports[0])
+		b, okB := get(reports[1])
+		if !okA || !okB {
+			return
+		}
+		cells := []string{"", "", "Δ"}
+		for _, k := range ks {
+			cells = append(cells, fmt.Sprintf("%+.3f", a.Recall[k]-b.Recall[k]))
+		}
+		cells = append(cells, fmt.Sprintf("%+.3f", a.MRR-b.MRR), fmt.Sprintf("%+.3f", a.NDCG10-b.NDCG10))
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	row("overall", func(r *eval.Report) (eval.Metrics, bool) { return r.Overall, true })
 	for _, lang := range slices.Sorted(maps.Keys(reports[0].ByLang)) {
@@ -173,8 +234,6 @@ func writeEvalText(w io.Writer, reports []*eval.Report, ks []int, tools int) {
 		row("kind="+kind, func(r *eval.Report) (eval.Metrics, bool) { m, ok := r.ByKind[kind]; return m, ok })
 	}
 	tw.Flush()
-	m := reports[0].Overall
-	fmt.Fprintf(w, "\nrecall@8=%.3f mrr=%.3f ndcg@10=%.3f n=%d\n", m.Recall[8], m.MRR, m.NDCG10, m.N)
 }
 
 func writeMisses(w io.Writer, r *eval.Report, qs []eval.Query) {
@@ -199,4 +258,146 @@ func joinInts(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// suiteFlags are eval's suite flags.
+type suiteFlags struct {
+	files      []string
+	sets       []string
+	ablate     bool
+	disableStr string
+	disable    search.Factor // parsed by check
+}
+
+func (f *suiteFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.files, "suite", nil, "suite file of (catalog, queries) sets, e.g. testdata/suite.json (repeatable: the sets add up)")
+	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "run only this set of the suite (repeatable)")
+	cmd.Flags().BoolVar(&f.ablate, "ablate", false, "with --suite: also run the default ranker with each factor off and print what each earns")
+	names := make([]string, 0, len(search.Factors()))
+	for _, fa := range search.Factors() {
+		names = append(names, fa.String())
+	}
+	cmd.Flags().StringVar(&f.disableStr, "disable", "", "comma-separated factors to switch off in the toolshelf ranker: "+strings.Join(names, ", "))
+}
+
+// check parses --disable.
+func (f *suiteFlags) check() error {
+	d, err := search.ParseFactors(f.disableStr)
+	if err != nil {
+		return usagef("--disable: %v", err)
+	}
+	f.disable = d
+	return nil
+}
+
+// suiteOutput is eval --suite --json's output.
+type suiteOutput struct {
+	Suites   []string          `json:"suites"`
+	Disabled string            `json:"disabled,omitempty"`
+	Sets     []*eval.SetReport `json:"sets"`
+	Ablation []eval.Ablation   `json:"ablation,omitempty"`
+}
+
+func runSuite(e *env, sf suiteFlags, rf rankerFlags, ks []int, asJSON bool) error {
+	var suite *eval.Suite
+	for _, file := range sf.files {
+		s, err := eval.LoadSuite(file)
+		if err != nil {
+			return fmt.Errorf("--suite: %w", err)
+		}
+		if suite == nil {
+			suite = s
+		} else if err := suite.Merge(s); err != nil {
+			return fmt.Errorf("--suite %s: %w", file, err)
+		}
+	}
+	if len(sf.sets) > 0 {
+		if err := suite.Only(sf.sets); err != nil {
+			return usagef("--set: %v", err)
+		}
+	}
+	sets, err := suite.Load(builtin.Load)
+	if err != nil {
+		return err
+	}
+	for _, s := range sets {
+		for _, w := range s.Warnings {
+			printf(e.stderr, "toolshelf: warning: set %s: %v\n", s.Name, w)
+		}
+	}
+	rf.disable = sf.disable
+	opts := rf.options()
+	rankings := eval.Rankings(opts)
+	if sf.ablate {
+		rankings = append(rankings, eval.Ablations(opts)...)
+	}
+	reports, err := eval.RunSuite(sets, rankings, ks)
+	if err != nil {
+		return err
+	}
+	var ablation []eval.Ablation
+	if sf.ablate {
+		if ablation, err = eval.AblationTable(reports, search.ModeToolshelf); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(suiteOutput{Suites: sf.files, Disabled: sf.disable.String(), Sets: reports, Ablation: ablation})
+	}
+	names := make([]string, len(sets))
+	for i, s := range sets {
+		names[i] = s.Name
+		printf(e.stdout, "== set %s: %d queries, %d tools\n\n", s.Name, len(s.Queries), reports[i].Tools)
+		writeEvalTable(e.stdout, reports[i].Reports[:2], ks, true)
+		fmt.Fprintln(e.stdout)
+	}
+	if sf.disable != 0 {
+		fmt.Fprintf(e.stdout, "toolshelf runs with %s off\n", sf.disable)
+	}
+	writeSuiteTable(e.stdout, reports)
+	if ablation != nil {
+		fmt.Fprintln(e.stdout)
+		writeAblation(e.stdout, ablation, names)
+	}
+	var sum []string
+	for _, r := range reports {
+		sum = append(sum, fmt.Sprintf("%s=%+.3f", r.Name, r.Reports[0].Overall.MRR-r.Reports[1].Overall.MRR))
+	}
+	printf(e.stdout, "\nsuite mrr toolshelf-pi %s\n", strings.Join(sum, " "))
+	return nil
+}
+
+// writeSuiteTable prints one line per set: both rankers' recall@1,
+// recall@8, MRR@10 and nDCG@10, and the MRR difference.
+func writeSuiteTable(w io.Writer, reports []*eval.SetReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "set\ttools\tqueries\ttoolshelf mrr@10\tpi mrr@10\tΔ mrr@10\ttoolshelf r@1\tpi r@1\ttoolshelf r@8\tpi r@8\ttoolshelf ndcg@10\tpi ndcg@10\t")
+	for _, r := range reports {
+		ts, pi := r.Reports[0].Overall, r.Reports[1].Overall
+		printLine(tw, fmt.Sprintf("%s\t%d\t%d\t%.3f\t%.3f\t%+.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t", r.Name, r.Tools, ts.N,
+			ts.MRR, pi.MRR, ts.MRR-pi.MRR, ts.Recall[1], pi.Recall[1], ts.Recall[8], pi.Recall[8], ts.NDCG10, pi.NDCG10))
+	}
+	tw.Flush()
+}
+
+// writeAblation prints what each factor earns on every set.
+func writeAblation(w io.Writer, ablation []eval.Ablation, sets []string) {
+	fmt.Fprintf(w, "Ablation: MRR@10 each factor earns (the default minus the default with the factor off); it generalises when it earns >= %.4f on at least 3 sets and loses no set more than %.2f\n\n", eval.Helps, eval.Hurts)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	printLine(tw, "factor\t"+strings.Join(sets, "\t")+"\thelps on\tgeneralises\t")
+	for _, a := range ablation {
+		cells := []string{a.Name}
+		for _, v := range a.Earned {
+			cells = append(cells, fmt.Sprintf("%+.3f", v))
+		}
+		verdict := "yes"
+		if !a.Generalises() {
+			verdict = "NO"
+		}
+		cells = append(cells, fmt.Sprintf("%d/%d", a.HelpsOn(), len(a.Earned)), verdict)
+		printLine(tw, strings.Join(cells, "\t")+"\t")
+	}
+	tw.Flush()
 }

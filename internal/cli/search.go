@@ -19,7 +19,8 @@ import (
 type rankerFlags struct {
 	ranker   string
 	synonyms string
-	groups   [][]string // read from the synonyms file by check
+	groups   [][]string    // read from the synonyms file by check
+	disable  search.Factor // factors switched off (eval --disable)
 }
 
 func (f *rankerFlags) register(cmd *cobra.Command) {
@@ -52,7 +53,12 @@ func (f *rankerFlags) check(both bool) error {
 
 // newRanker builds an empty ranker of the given mode; call check first.
 func (f *rankerFlags) newRanker(mode string) (search.Ranker, error) {
-	return search.New(mode, &search.Options{Synonyms: f.groups})
+	return search.New(mode, f.options())
+}
+
+// options returns the toolshelf ranker's options.
+func (f *rankerFlags) options() *search.Options {
+	return &search.Options{Synonyms: f.groups, Disable: f.disable}
 }
 
 // explainer is a ranker that can explain a score.
