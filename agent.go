@@ -150,8 +150,9 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		Sections: llm.Sections{s.mcp.Section()}, MaxTurns: cfg.MaxTurns, MaxTokens: cfg.MaxTokens,
 		// A call waits, within the turn's context, for the servers it
 		// reaches: tool_search for every server still connecting, an MCP
-		// tool (a resumed session's, say) for its own.
-		Await:          s.mcp.WaitFor,
+		// tool (a resumed session's, say) for its own, a codemode script
+		// for those its code names.
+		Await:          s.mcp.WaitForCall,
 		BeforeToolCall: cfg.BeforeToolCall, AfterToolCall: cfg.AfterToolCall, Sequential: cfg.Sequential,
 		Now: cfg.Now,
 	}

@@ -374,7 +374,11 @@ func TestWaitFor(t *testing.T) {
 	f.reg.Register(tool.Tool{Name: "read", Description: "Read."},
 		tool.Tool{Name: "find", Description: "Find anything.", Reaches: tool.Reach{All: true}},
 		tool.Tool{Name: "report", Description: "Report on b.", Reaches: tool.Reach{Names: []string{"mcp__b"}}},
-		tool.Tool{Name: "relay", Description: "Relay to b's echo.", Reaches: tool.Reach{Names: []string{"mcp__b__echo", "mcp__c"}}})
+		tool.Tool{Name: "relay", Description: "Relay to b's echo.", Reaches: tool.Reach{Names: []string{"mcp__b__echo", "mcp__c"}}},
+		// A script reaches what its arguments name (as codemode's does).
+		tool.Tool{Name: "script", Description: "Run a script.", Reaches: tool.Reach{Of: func(args json.RawMessage) tool.Reach {
+			return tool.Reach{Names: strings.Fields(string(args))}
+		}}})
 	f.m.Start(f.ctx())
 
 	done, cancelDone := context.WithCancel(context.Background())
@@ -416,6 +420,19 @@ func TestWaitFor(t *testing.T) {
 	// Registered tools are found by origin; b's tools still wait.
 	if err := f.m.WaitFor(done, "mcp__a__pid"); err != nil {
 		t.Errorf("WaitFor(a's tool) after a connected = %v", err)
+	}
+
+	// A call reaches what its arguments name: a script naming only a's
+	// tools goes ahead, one naming b waits; without arguments it reaches
+	// nothing.
+	if err := f.m.WaitForCall(done, "script", json.RawMessage("mcp__a__echo")); err != nil {
+		t.Errorf("WaitForCall(script naming a) after a connected = %v", err)
+	}
+	if err := f.m.WaitForCall(done, "script", json.RawMessage("mcp__a__echo mcp__b")); !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitForCall(script naming b) while b connects = %v, want it to wait", err)
+	}
+	if err := f.m.WaitFor(done, "script"); err != nil {
+		t.Errorf("WaitFor(script) without arguments = %v, want no wait", err)
 	}
 
 	// Tools that reach b still wait for it.
