@@ -506,6 +506,20 @@ func (m *Manager) NeedsSearch() bool {
 	return false
 }
 
+// CodemodeNamespaces returns the namespaces of the enabled servers that
+// have tools of codemode exposure by configuration, in the manager's
+// order of servers (by name), with their configured descriptions: what the codemode tool's
+// description lists before (and whether or not) the servers connect.
+func (m *Manager) CodemodeNamespaces() []tool.Namespace {
+	var out []tool.Namespace
+	for _, s := range m.servers {
+		if !s.cfg.Disabled && s.cfg.hasExposure(tool.Codemode) {
+			out = append(out, tool.Namespace{Name: tool.NamespaceName(s.cfg.Name), Description: s.cfg.Description})
+		}
+	}
+	return out
+}
+
 // onShelf reports whether the server is enabled and some of its tools are
 // loaded on demand.
 func (s *server) onShelf() bool {

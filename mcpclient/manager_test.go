@@ -230,6 +230,23 @@ func TestNeedsSearch(t *testing.T) {
 	}
 }
 
+// TestCodemodeNamespaces: the enabled servers with a codemode exposure,
+// by the server's exposure or one tool's, by name.
+func TestCodemodeNamespaces(t *testing.T) {
+	whole := memServer("whole-server")
+	whole.Exposure, whole.Description = tool.Codemode, "All of it"
+	some := memServer("some")
+	some.ToolExposure = []ToolExposure{{Pattern: "run_*", Exposure: tool.Codemode}}
+	off := memServer("off")
+	off.Exposure, off.Disabled = tool.Codemode, true
+	m := mustManager(t, &Config{Servers: []ServerConfig{memServer("plain"), whole, off, some}})
+	got := m.CodemodeNamespaces()
+	want := []tool.Namespace{{Name: "mcp__some"}, {Name: "mcp__whole_server", Description: "All of it"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("CodemodeNamespaces = %+v, want %+v", got, want)
+	}
+}
+
 func TestListChangedStormCoalesces(t *testing.T) {
 	srv := mcptest.NewServer("storm", "")
 	count := countCalls(srv)
