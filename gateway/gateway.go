@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/tokens"
@@ -90,9 +91,11 @@ func New(shelf *toolshelf.Shelf, cfg Config) *Gateway {
 }
 
 // ShelfConfig returns the shelf configuration a gateway wants for servers:
-// every tool on the shelf (direct exposures and always-loaded servers
-// become deferred: a gateway declares nothing itself), hidden tools kept
-// hidden. It also returns the names of the servers that were always
+// every tool on the shelf (direct, model-only and codemode exposures and
+// always-loaded servers become deferred: a gateway declares nothing
+// itself, and the shelf registers no codemode tool of its own; the
+// codemode surface runs scripts over every upstream tool), hidden tools
+// kept hidden. It also returns the names of the servers that were always
 // loaded, for [Config.AlwaysLoad].
 func ShelfConfig(servers []mcpclient.ServerConfig) (out []mcpclient.ServerConfig, alwaysLoad []string) {
 	for _, s := range servers {
@@ -100,12 +103,12 @@ func ShelfConfig(servers []mcpclient.ServerConfig) (out []mcpclient.ServerConfig
 			alwaysLoad = append(alwaysLoad, s.Name)
 		}
 		s.AlwaysLoad = false
-		if s.Exposure == tool.Direct || s.Exposure == tool.ModelOnly {
+		if s.Exposure != "" && s.Exposure != tool.Hidden {
 			s.Exposure = tool.Deferred
 		}
 		te := slices.Clone(s.ToolExposure)
 		for i := range te {
-			if te[i].Exposure == tool.Direct || te[i].Exposure == tool.ModelOnly {
+			if te[i].Exposure != tool.Hidden {
 				te[i].Exposure = tool.Deferred
 			}
 		}
@@ -142,9 +145,10 @@ func (g *Gateway) impl() *mcp.Implementation {
 
 // callable reports whether a registered tool may be called through the
 // gateway: an upstream or program tool that is not hidden and is not a
-// discovery tool of the shelf's own.
+// tool of the shelf's own (tool_search, the codemode tool of a shelf made
+// with codemode enabled: the codemode surface has its own).
 func callable(t tool.Tool) bool {
-	return t.Exposure != tool.Hidden && !t.Reaches.All && t.Handler != nil
+	return t.Exposure != tool.Hidden && !t.Reaches.All && t.Handler != nil && !codemode.Is(t)
 }
 
 // dispatch runs a call of a registered tool: it waits for the tool's

@@ -368,3 +368,47 @@ func TestSearchesAndCallsAreRecorded(t *testing.T) {
 		t.Errorf("records %v, want %v", got, want)
 	}
 }
+
+// TestCodemodeExposureStaysOnTheShelf: a server configured with codemode
+// exposure is served like any other: its tools are deferred on the
+// gateway's shelf, and the shelf registers no codemode tool of its own
+// that the direct surface would list or call_tool would run. Before,
+// ShelfConfig kept codemode exposure, so the shelf registered its
+// codemode tool and the gateway served it as if it were upstream.
+func TestCodemodeExposureStaysOnTheShelf(t *testing.T) {
+	servers, _ := gateway.ShelfConfig([]mcpclient.ServerConfig{{Name: "notes", Server: mcptest.NewServer("notes", ""), Exposure: tool.Codemode,
+		ToolExposure: []mcpclient.ToolExposure{{Pattern: "pid", Exposure: tool.Codemode}}}})
+	if s := servers[0]; s.Exposure != tool.Deferred || s.ToolExposure[0].Exposure != tool.Deferred {
+		t.Errorf("ShelfConfig kept codemode exposure: %q, %q", s.Exposure, s.ToolExposure[0].Exposure)
+	}
+	g := newGateway(t, mcpclient.ServerConfig{Name: "notes", Server: mcptest.NewServer("notes", ""), Exposure: tool.Codemode})
+	meta := connect(t, g, gateway.Meta)
+	call(t, meta, "tool_search", map[string]any{"query": "echo"}) // waits for the server
+	if l := listBytes(t, connect(t, g, gateway.Direct)); strings.Contains(l, `"name":"codemode"`) || !strings.Contains(l, "mcp__notes__echo") {
+		t.Errorf("the direct list: %s, want the upstream tools and no codemode tool", l)
+	}
+	if text, isErr := call(t, meta, "call_tool", map[string]any{"name": "codemode", "arguments": map[string]any{"code": "return 1"}}); !isErr || text == "1" {
+		t.Errorf("call_tool codemode: %q (error %v), want no such tool", text, isErr)
+	}
+	// A program's shelf with the codemode tool enabled: the gateway does
+	// not serve that tool either.
+	cfg, _ := gateway.ShelfConfig([]mcpclient.ServerConfig{{Name: "notes", Server: mcptest.NewServer("notes", "")}})
+	shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Servers: cfg, Codemode: toolshelf.CodemodeConfig{Enable: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shelf.Close() })
+	if shelf.Codemode() == nil {
+		t.Fatal("the shelf registered no codemode tool")
+	}
+	own := gateway.New(shelf, gateway.Config{})
+	t.Cleanup(own.Close)
+	meta = connect(t, own, gateway.Meta)
+	call(t, meta, "tool_search", map[string]any{"query": "echo"})
+	if l := listBytes(t, connect(t, own, gateway.Direct)); strings.Contains(l, `"name":"codemode"`) {
+		t.Errorf("the direct list of a shelf with codemode enabled: %s, want no codemode tool", l)
+	}
+	if text, isErr := call(t, meta, "call_tool", map[string]any{"name": "codemode", "arguments": map[string]any{"code": "return 1"}}); !isErr || text == "1" {
+		t.Errorf("call_tool codemode on a shelf with codemode enabled: %q (error %v), want no such tool", text, isErr)
+	}
+}
