@@ -511,9 +511,23 @@ func (m *Manager) NeedsSearch() bool {
 // order of servers (by name), with their configured descriptions: what the codemode tool's
 // description lists before (and whether or not) the servers connect.
 func (m *Manager) CodemodeNamespaces() []tool.Namespace {
+	return m.namespaces(tool.Codemode)
+}
+
+// Namespaces returns the namespaces of the enabled servers that have tools
+// that are not hidden by configuration, in the manager's order of servers
+// (by name), with their configured descriptions: what the gateway's
+// codemode surface lists, the same before and after the servers connect.
+func (m *Manager) Namespaces() []tool.Namespace {
+	return m.namespaces(tool.Direct, tool.ModelOnly, tool.Deferred, tool.Codemode)
+}
+
+// namespaces returns the namespaces of the enabled servers that have tools
+// of one of the exposures by configuration.
+func (m *Manager) namespaces(exposures ...tool.Exposure) []tool.Namespace {
 	var out []tool.Namespace
 	for _, s := range m.servers {
-		if !s.cfg.Disabled && s.cfg.hasExposure(tool.Codemode) {
+		if !s.cfg.Disabled && s.cfg.hasExposure(exposures...) {
 			out = append(out, tool.Namespace{Name: tool.NamespaceName(s.cfg.Name), Description: s.cfg.Description})
 		}
 	}

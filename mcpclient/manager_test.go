@@ -247,6 +247,27 @@ func TestCodemodeNamespaces(t *testing.T) {
 	}
 }
 
+// TestNamespaces: the enabled servers that have tools not hidden, by
+// name, with their descriptions.
+func TestNamespaces(t *testing.T) {
+	plain := memServer("plain")
+	plain.Description = "Plain tools"
+	whole := memServer("whole-server")
+	whole.Exposure = tool.Codemode
+	hidden := memServer("hidden")
+	hidden.Exposure = tool.Hidden
+	partly := memServer("partly")
+	partly.Exposure, partly.ToolExposure = tool.Hidden, []ToolExposure{{Pattern: "echo", Exposure: tool.Direct}}
+	off := memServer("off")
+	off.Disabled = true
+	m := mustManager(t, &Config{Servers: []ServerConfig{plain, whole, hidden, partly, off}})
+	got := m.Namespaces()
+	want := []tool.Namespace{{Name: "mcp__partly"}, {Name: "mcp__plain", Description: "Plain tools"}, {Name: "mcp__whole_server"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Namespaces = %+v, want %+v", got, want)
+	}
+}
+
 func TestListChangedStormCoalesces(t *testing.T) {
 	srv := mcptest.NewServer("storm", "")
 	count := countCalls(srv)
