@@ -30,10 +30,13 @@ const (
 	Meta Surface = "meta"
 	// Direct shows every upstream tool, typed.
 	Direct Surface = "direct"
+	// Codemode shows tool_search and code, which runs a script that calls
+	// the upstream tools: a list that never changes.
+	Codemode Surface = "codemode"
 )
 
 // Surfaces lists the surfaces, the default first.
-var Surfaces = []Surface{Meta, Direct}
+var Surfaces = []Surface{Meta, Direct, Codemode}
 
 // ParseSurface reads a surface's name.
 func ParseSurface(s string) (Surface, error) {
@@ -42,7 +45,8 @@ func ParseSurface(s string) (Surface, error) {
 			return x, nil
 		}
 	}
-	return "", fmt.Errorf("unknown surface %q: use meta (tool_search and call_tool, a fixed list) or direct (every upstream tool)", s)
+	return "", fmt.Errorf("unknown surface %q: use meta (tool_search and call_tool, a fixed list), direct (every upstream tool) "+
+		"or codemode (tool_search and code, which runs a script that calls the tools)", s)
 }
 
 // Config configures a [Gateway].
@@ -56,6 +60,9 @@ type Config struct {
 	AlwaysLoad []string
 	// Logger receives the gateway's own log; nil discards it.
 	Logger *slog.Logger
+	// Limits bound each script of the codemode surface's code tool; zero
+	// fields take [codemode.DefaultLimits].
+	Limits codemode.Limits
 }
 
 // Gateway serves a shelf to MCP clients. Make one with [New]; it is safe
@@ -68,16 +75,22 @@ type Gateway struct {
 	cfg       Config
 	validator agent.Validator
 
-	once   sync.Once
-	meta   *mcp.Server
-	direct *directServer
+	// runner runs the codemode surface's scripts; script is its tool,
+	// whose handler and reach the code tool uses.
+	runner *codemode.Runner
+	script tool.Tool
+
+	once     sync.Once
+	meta     *mcp.Server
+	direct   *directServer
+	codemode *mcp.Server
 }
 
 // New returns a gateway over a shelf. Every upstream tool the shelf holds
 // is reachable (hidden ones are denied); the shelf should keep them all on
 // the shelf (deferred), as [ShelfConfig] makes it, so that one index serves
-// every search.
-func New(shelf *toolshelf.Shelf, cfg Config) *Gateway {
+// every search. It fails only when cfg.Limits is invalid.
+func New(shelf *toolshelf.Shelf, cfg Config) (*Gateway, error) {
 	if cfg.Name == "" {
 		cfg.Name = "toolshelf"
 	}
@@ -87,7 +100,17 @@ func New(shelf *toolshelf.Shelf, cfg Config) *Gateway {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{shelf: shelf, reg: shelf.Registry(), mcp: shelf.MCP(), searcher: shelf.Searcher(), cfg: cfg}
+	g := &Gateway{shelf: shelf, reg: shelf.Registry(), mcp: shelf.MCP(), searcher: shelf.Searcher(), cfg: cfg}
+	// The code tool's description lists the configured servers, known
+	// before any connects, so it is the same bytes for the life of the
+	// process; their tools are found with searchTools or tool_search.
+	r, err := codemode.New(codemode.Config{Registry: g.reg, Searcher: g.searcher, Validate: g.validator.Validate,
+		Wait: g.mcp.WaitFor, Limits: cfg.Limits, Namespaces: g.mcp.Namespaces()})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g.runner, g.script = r, r.Tool()
+	return g, nil
 }
 
 // ShelfConfig returns the shelf configuration a gateway wants for servers:
@@ -124,9 +147,13 @@ func (g *Gateway) Server(s Surface) *mcp.Server {
 	g.once.Do(func() {
 		g.meta = g.newMeta()
 		g.direct = g.newDirect()
+		g.codemode = g.newCodemode()
 	})
-	if s == Direct {
+	switch s {
+	case Direct:
 		return g.direct.srv
+	case Codemode:
+		return g.codemode
 	}
 	return g.meta
 }
@@ -215,8 +242,11 @@ func declaration(t *mcp.Tool) llm.Tool {
 // Tools returns what a surface's tools/list holds now, in list order.
 func (g *Gateway) Tools(s Surface) []*mcp.Tool {
 	g.Server(s)
-	if s == Direct {
+	switch s {
+	case Direct:
 		return g.direct.tools()
+	case Codemode:
+		return g.codemodeTools()
 	}
 	return metaTools()
 }
