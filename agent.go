@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/session"
 	"github.com/toolshelf/toolshelf/tool"
@@ -110,6 +111,9 @@ type Agent struct {
 	waited  bool
 	// api, model and class describe the model for the metrics records.
 	api, model, class string
+	// inner holds the calls of the turn's codemode scripts until the
+	// turn's record is written.
+	inner []codemode.Call
 }
 
 // Agent starts a conversation on the shelf: new, or resumed from (or
@@ -150,8 +154,9 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		Sections: llm.Sections{s.mcp.Section()}, MaxTurns: cfg.MaxTurns, MaxTokens: cfg.MaxTokens,
 		// A call waits, within the turn's context, for the servers it
 		// reaches: tool_search for every server still connecting, an MCP
-		// tool (a resumed session's, say) for its own.
-		Await:          s.mcp.WaitFor,
+		// tool (a resumed session's, say) for its own, a codemode script
+		// for those its code names.
+		Await:          s.mcp.WaitForCall,
 		BeforeToolCall: cfg.BeforeToolCall, AfterToolCall: cfg.AfterToolCall, Sequential: cfg.Sequential,
 		Now: cfg.Now,
 	}
@@ -185,6 +190,11 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	// selection, only when selection falls back to it.
 	if cfg.Select == nil && s.NeedsSearch() {
 		s.reg.Activate(toolsearch.Name)
+	}
+	// The codemode tool is declared whenever some tool or server has
+	// codemode exposure.
+	if s.NeedsCodemode() {
+		s.reg.Activate(codemode.Name)
 	}
 	ok = true
 	return a, nil

@@ -9,9 +9,11 @@ import (
 
 	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/llm/llmtest"
 	"github.com/toolshelf/toolshelf/mcpclient"
+	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/transcript"
 )
 
@@ -82,4 +84,52 @@ func equal(a, b llm.Message) bool {
 	x, _ := a.MarshalJSON()
 	y, _ := b.MarshalJSON()
 	return string(x) == string(y)
+}
+
+// An MCP server with codemode exposure: the model writes one script that
+// calls the server's tool in a loop, and only the script's result reaches
+// it. The result's details keep the calls for the session and the
+// metrics log.
+func Example_codemode() {
+	ctx := context.Background()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1.0.0"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "add_note", Description: "Add a note to the notebook."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Text string `json:"text"`
+		}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "saved: " + in.Text}}}, nil, nil
+		})
+
+	shelf, err := toolshelf.New(ctx, toolshelf.Config{
+		Servers: []mcpclient.ServerConfig{{Name: "notes", Server: srv, Exposure: tool.Codemode}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer shelf.Close()
+
+	model := llmtest.New(
+		llmtest.Call(llm.ToolCall{ID: "c1", Name: codemode.Name, Arguments: codemode.Arguments(`
+			const saved = [];
+			for (const item of ["milk", "eggs", "bread"]) {
+				saved.push(await tools.mcp__notes__add_note({text: item}));
+			}
+			return saved.join("; ");`)}),
+		llmtest.Say("Noted all three."),
+	)
+	a, err := shelf.Agent(ctx, toolshelf.AgentConfig{Model: model})
+	if err != nil {
+		panic(err)
+	}
+	for ev, err := range a.Run(ctx, "remember milk, eggs and bread") {
+		if err != nil {
+			panic(err)
+		}
+		if ev.Type == agent.EventToolEnd {
+			d, _ := codemode.ReadDetails(ev.Message.Details)
+			fmt.Printf("%s → %s (%d calls inside)\n", ev.Call.Name, llm.ContentText(ev.Message.Content, " "), len(d.Calls))
+		}
+	}
+	// Output:
+	// codemode → saved: milk; saved: eggs; saved: bread (3 calls inside)
 }

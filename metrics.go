@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/tokens"
 )
@@ -111,6 +112,9 @@ func (m *metricsLog) uses() map[string]int {
 		for _, c := range rec.Called {
 			uses[c]++
 		}
+		for _, c := range rec.Inner {
+			uses[c]++
+		}
 	}
 	return uses
 }
@@ -118,9 +122,26 @@ func (m *metricsLog) uses() map[string]int {
 // observe records the request an agent event closes: at each turn's end,
 // the answer's usage and tool calls with the tools the transcript declared
 // for it (nothing is declared between a request and its turn's end).
+//
+// The tool calls of the answer's codemode scripts, which the tool results
+// carry (codemode.Details), are counted in the same record.
 func (a *Agent) observe(ev agent.Event) {
 	m := a.shelf.metrics
-	if m == nil || ev.Type != agent.EventTurnEnd || ev.Message == nil || ev.Message.Usage == nil {
+	if m == nil {
+		return
+	}
+	if ev.Type == agent.EventToolEnd && ev.Call != nil && ev.Call.Name == codemode.Name && ev.Message != nil {
+		if d, ok := codemode.ReadDetails(ev.Message.Details); ok {
+			a.inner = append(a.inner, d.Calls...)
+		}
+		return
+	}
+	if ev.Type != agent.EventTurnEnd {
+		return
+	}
+	inner := a.inner
+	a.inner = nil
+	if ev.Message == nil || ev.Message.Usage == nil {
 		return
 	}
 	answer := ev.Message
@@ -145,6 +166,10 @@ func (a *Agent) observe(ev agent.Event) {
 	rec.Tools = len(rec.Declared)
 	for _, c := range answer.ToolCalls() {
 		rec.Called = append(rec.Called, c.Name)
+	}
+	for _, c := range inner {
+		rec.Inner = append(rec.Inner, c.Tool)
+		rec.InnerTokens += c.ResultTokens
 	}
 	a.appendRecord(rec)
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/tokens"
@@ -47,6 +49,24 @@ type Config struct {
 	// ClientName and ClientVersion identify the shelf to MCP servers;
 	// empty means "toolshelf" and "dev".
 	ClientName, ClientVersion string
+	// Codemode configures the codemode tool, which runs the model's
+	// scripts against the shelf's tools.
+	Codemode CodemodeConfig
+}
+
+// CodemodeConfig configures the codemode tool. It is registered when
+// some tool or server has codemode exposure, or when Enable says so; a
+// conversation declares it when some tool or server has codemode
+// exposure (a program or --tools +codemode can activate it otherwise).
+type CodemodeConfig struct {
+	// Enable registers the codemode tool even without codemode tools.
+	Enable bool
+	// Limits bound each script; zero fields take
+	// [codemode.DefaultLimits].
+	Limits codemode.Limits
+	// Budget bounds the tool listing of its description, in tokens; zero
+	// means [codemode.DefaultBudget].
+	Budget int
 }
 
 // A Shelf holds the tools — the program's, the MCP servers', tool_search —
@@ -57,6 +77,7 @@ type Shelf struct {
 	reg      *tool.Registry
 	mcp      *mcpclient.Manager
 	searcher *toolsearch.Searcher
+	codemode *codemode.Runner // nil when the codemode tool is not registered
 	metrics  *metricsLog
 
 	mu sync.Mutex
@@ -112,6 +133,11 @@ func New(ctx context.Context, cfg Config) (*Shelf, error) {
 	// A search says which servers failed to connect.
 	searcher.SetNotes(m.SearchNotes)
 	s := &Shelf{reg: reg, mcp: m, searcher: searcher}
+	if cfg.Codemode.Enable || hasCodemode(reg) || len(m.CodemodeNamespaces()) > 0 {
+		if err := s.registerCodemode(cfg.Codemode); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Metrics != "" {
 		s.metrics = &metricsLog{path: cfg.Metrics}
 	}
@@ -144,6 +170,48 @@ func (s *Shelf) NeedsSearch() bool {
 		}
 	}
 	return false
+}
+
+// hasCodemode reports whether a registered tool has codemode exposure.
+func hasCodemode(reg *tool.Registry) bool {
+	for _, t := range reg.Tools() {
+		if t.Exposure == tool.Codemode {
+			return true
+		}
+	}
+	return false
+}
+
+// registerCodemode registers the codemode tool, inactive: its runner
+// calls the shelf's tools, validated as the agent validates them, each
+// after its server connected; searchTools ranks with tool_search's index;
+// the description lists the codemode tools registered now and the
+// codemode servers of the configuration, and never changes afterwards.
+func (s *Shelf) registerCodemode(cfg CodemodeConfig) error {
+	var v agent.Validator
+	r, err := codemode.New(codemode.Config{Registry: s.reg, Searcher: s.searcher, Validate: v.Validate,
+		Wait: s.mcp.WaitFor, Limits: cfg.Limits, Namespaces: s.mcp.CodemodeNamespaces(), Budget: cfg.Budget})
+	if err != nil {
+		return fmt.Errorf("toolshelf: %w", err)
+	}
+	t := r.Tool()
+	t.StartInactive = true
+	if err := s.reg.Register(t); err != nil {
+		return fmt.Errorf("toolshelf: %w", err)
+	}
+	s.codemode = r
+	return nil
+}
+
+// Codemode returns the runner of the shelf's codemode tool, nil when the
+// tool is not registered (no tool or server has codemode exposure and
+// CodemodeConfig.Enable is off).
+func (s *Shelf) Codemode() *codemode.Runner { return s.codemode }
+
+// NeedsCodemode reports whether some tool or server has codemode
+// exposure, so that a conversation declares the codemode tool.
+func (s *Shelf) NeedsCodemode() bool {
+	return s.codemode != nil && (hasCodemode(s.reg) || len(s.mcp.CodemodeNamespaces()) > 0)
 }
 
 // Close disconnects the MCP servers and closes the metrics log.

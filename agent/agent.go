@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -53,11 +54,12 @@ type Config struct {
 	// Recorder, when set, receives every appended message.
 	Recorder Recorder
 	// Await, when set, runs before each call is looked up and may wait, as
-	// long as ctx allows, for the tool it names to become ready: an MCP
-	// tool whose server is still connecting (a resumed session's tools are
-	// pending until then), or tool_search while any server is. When the
-	// wait ends the call goes ahead with what the registry holds.
-	Await func(ctx context.Context, name string) error
+	// long as ctx allows, for the tool it names, called with args, to
+	// become ready: an MCP tool whose server is still connecting (a
+	// resumed session's tools are pending until then), tool_search while
+	// any server is, a codemode script while the servers it names are.
+	// When the wait ends the call goes ahead with what the registry holds.
+	Await func(ctx context.Context, name string, args json.RawMessage) error
 	// BeforeToolCall hooks run, in order, before each call executes. See
 	// [BeforeHook].
 	BeforeToolCall []BeforeHook

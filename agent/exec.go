@@ -140,7 +140,7 @@ func (a *Agent) maxResultBytes() int {
 func (r *runner) prepare(c llm.ToolCall) (*Call, string) {
 	a := r.a
 	if a.cfg.Await != nil {
-		if err := a.cfg.Await(r.ctx, c.Name); err != nil && r.ctx.Err() != nil {
+		if err := a.cfg.Await(r.ctx, c.Name, c.Arguments); err != nil && r.ctx.Err() != nil {
 			return nil, cancelledText
 		}
 	}

@@ -149,7 +149,7 @@ func TestAwaitLetsACallWaitForItsServer(t *testing.T) {
 		var awaited []string
 		cfg := agent.Config{SystemPrompt: "base"}
 		if await {
-			cfg.Await = func(_ context.Context, name string) error {
+			cfg.Await = func(_ context.Context, name string, _ json.RawMessage) error {
 				awaited = append(awaited, name)
 				registerServerTool(t, reg) // the server connects during the wait
 				return nil
@@ -177,7 +177,7 @@ func TestAwaitCancelled(t *testing.T) {
 	reg.Restore("tool_search", "mcp__tracker__create_issue")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cfg := agent.Config{SystemPrompt: "base", Await: func(ctx context.Context, _ string) error {
+	cfg := agent.Config{SystemPrompt: "base", Await: func(ctx context.Context, _ string, _ json.RawMessage) error {
 		cancel()
 		<-ctx.Done()
 		return ctx.Err()

@@ -5,7 +5,8 @@
 // For each strategy (full: every tool of the profile declared up front;
 // search: tools deferred and loaded with tool_search; reference: the
 // reference system's tool_search, its BM25 and its load-everything policy,
-// as the baseline for search; select and select+lock: two-phase selection)
+// as the baseline for search; select and select+lock: two-phase selection;
+// codemode: tools of codemode exposure, reached by one script per task)
 // and tool class
 // (changes on Anthropic, additions on OpenAI Responses, none and bridge on
 // Chat Completions) it reports requests, input and tool-definition tokens,
@@ -17,7 +18,11 @@
 //
 // The oracle: for each step it calls the step's tool when the request
 // declares it; otherwise it calls tool_search with the step's queries in
-// order; when none loads the tool the step fails and it goes on. Tool
-// results are synthetic text of realistic size; a final text answer ends
-// the task.
+// order; when none loads the tool the step fails and it goes on. For
+// codemode it writes one script per task that does the same with
+// searchTools inside the script and calls each step's tool, passing the
+// previous result along, so that only the script's output reaches the
+// model. Tool results are synthetic text of realistic size, from the
+// tools' handlers whether the model or a script calls them; a final text
+// answer ends the task.
 package bench

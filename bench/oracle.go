@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/toolshelf/toolshelf/bench/standin"
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/selection"
 	"github.com/toolshelf/toolshelf/tool"
@@ -23,7 +24,9 @@ const callTool = standin.CallTool
 // request declares it (directly, or through call_tool when a bridge update
 // described it); otherwise it calls tool_search with the step's queries in
 // order; when none has loaded the tool it gives the step up and goes on.
-// A final text answer ends the task.
+// A final text answer ends the task. For the codemode strategy it writes
+// the task's script instead (codemodeScript): one codemode call, then the
+// final answer.
 //
 // It answers selection requests (package selection) with the task's own
 // tools, or their groups, in order: the select strategies' figures measure
@@ -41,6 +44,9 @@ type oracle struct {
 type plan struct {
 	task  Task
 	names []string // model-facing name of each step's tool
+	// script is the task's codemode script (the codemode strategy), ""
+	// otherwise.
+	script string
 }
 
 func newOracle() *oracle { return &oracle{plans: map[string]*plan{}} }
@@ -65,6 +71,12 @@ func (o *oracle) Respond(_ context.Context, ex *emulator.Exchange) (*emulator.Re
 		return reply, nil
 	}
 	declared, bridged := standin.Offered(ex)
+	if _, ok := declared[codemode.Name]; ok && p.script != "" {
+		if p.scripted(ex.Turns) {
+			return &emulator.Reply{Text: doneText}, nil
+		}
+		return &emulator.Reply{Calls: []emulator.Call{{Name: codemode.Name, Arguments: codemode.Arguments(p.script)}}}, nil
+	}
 	k, searches := p.progress(ex.Turns)
 	for ; k < len(p.names); k, searches = k+1, 0 {
 		name := p.names[k]
@@ -81,7 +93,25 @@ func (o *oracle) Respond(_ context.Context, ex *emulator.Exchange) (*emulator.Re
 			return &emulator.Reply{Calls: []emulator.Call{{Name: toolsearch.Name, Arguments: args}}}, nil
 		}
 	}
-	return &emulator.Reply{Text: "Done: I went through every step of the request."}, nil
+	return &emulator.Reply{Text: doneText}, nil
+}
+
+// doneText is the oracle's final answer.
+const doneText = "Done: I went through every step of the request."
+
+// scripted reports whether the history holds the task's codemode call.
+func (p *plan) scripted(turns []emulator.Turn) bool {
+	for _, t := range turns {
+		if t.Role != "assistant" {
+			continue
+		}
+		for _, c := range t.Calls {
+			if name, _ := standin.UnwrapCall(c); name == codemode.Name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // selection answers a selection request: the last user message starts

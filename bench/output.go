@@ -58,7 +58,18 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 			r.Total.CacheWrite, r.Total.Uncached, r.Preservation(), r.Total.Misses, r.Total.Removals,
 			r.Total.Loaded, r.Total.Needed, r.Overhead(), r.Total.Failed, r.Total.SelectRequests, r.Total.SelectInput)
 	}
-	for _, note := range []string{rep.referenceNote(), rep.selectNote()} {
+	if lengths := rep.lengthRuns(); len(lengths) > 0 {
+		fmt.Fprintln(w, "\nBy task length (input: the task's own requests; selection input: select+lock's selection requests):")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| strategy | class | multi-step tasks | requests | input tokens | selection input | failed steps | one-step tasks | requests | input tokens | selection input | failed steps |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, r := range lengths {
+			m, o := r.ByLength(true), r.ByLength(false)
+			fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", r.Strategy, r.Class,
+				m.Tasks, m.Requests, m.Input, m.SelectInput, m.Failed, o.Tasks, o.Requests, o.Input, o.SelectInput, o.Failed)
+		}
+	}
+	for _, note := range []string{rep.referenceNote(), rep.selectNote(), rep.codemodeNote()} {
 		if note != "" {
 			fmt.Fprintf(w, "\n%s\n", note)
 		}

@@ -56,6 +56,17 @@ type TaskResult struct {
 	Needed       int `json:"needed"`
 	NeededTokens int `json:"neededTokens"`
 
+	// Scripts counts the codemode calls (the codemode strategy) and
+	// ScriptErrors those whose script failed; InnerCalls counts the tool
+	// calls the scripts made, InnerFailed those that failed, and
+	// InnerTokens the o200k tokens of their results, which stayed in the
+	// scripts instead of reaching the model.
+	Scripts      int `json:"scripts,omitempty"`
+	ScriptErrors int `json:"scriptErrors,omitempty"`
+	InnerCalls   int `json:"innerCalls,omitempty"`
+	InnerFailed  int `json:"innerFailed,omitempty"`
+	InnerTokens  int `json:"innerTokens,omitempty"`
+
 	// SelectRequests counts the selection requests (select strategies),
 	// with their input tokens (cache reads included) and cache reads;
 	// they are not part of Requests or Input.
@@ -153,6 +164,11 @@ func (t *TaskResult) add(u TaskResult) {
 	t.LoadedTokens += u.LoadedTokens
 	t.Needed += u.Needed
 	t.NeededTokens += u.NeededTokens
+	t.Scripts += u.Scripts
+	t.ScriptErrors += u.ScriptErrors
+	t.InnerCalls += u.InnerCalls
+	t.InnerFailed += u.InnerFailed
+	t.InnerTokens += u.InnerTokens
 	t.SelectRequests += u.SelectRequests
 	t.SelectInput += u.SelectInput
 	t.SelectCacheRead += u.SelectCacheRead
@@ -269,13 +285,91 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	if skipped := rep.skipped(); skipped > 0 {
 		fmt.Fprintf(w, "\n%d tasks skipped: their tools are not in the profile.\n", skipped)
 	}
-	for _, note := range []string{rep.referenceNote(), rep.selectNote()} {
+	if lengths := rep.lengthRuns(); len(lengths) > 0 {
+		fmt.Fprintf(w, "\nBy task length (input: the task's own requests; sel. input: select+lock's selection requests):\n\n")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "strategy\tclass\tmulti-step tasks\trequests\tinput\tsel. input\tfailed steps\tone-step tasks\trequests\tinput\tsel. input\tfailed steps\t")
+		for _, r := range lengths {
+			m, o := r.ByLength(true), r.ByLength(false)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", r.Strategy, r.Class,
+				m.Tasks, m.Requests, m.Input, m.SelectInput, m.Failed, o.Tasks, o.Requests, o.Input, o.SelectInput, o.Failed)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	for _, note := range []string{rep.referenceNote(), rep.selectNote(), rep.codemodeNote()} {
 		if note != "" {
 			fmt.Fprintf(w, "\n%s\n", note)
 		}
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", rep.Summary())
 	return err
+}
+
+// Length is what the tasks of one length (one step, or more) cost in a
+// run.
+type Length struct {
+	// Tasks counts the tasks that ran; Steps and Failed their steps and
+	// the failed ones.
+	Tasks, Steps, Failed int
+	// Requests and Input are the tasks' own requests and their input
+	// tokens; SelectInput the input of their selection requests.
+	Requests, Input, SelectInput int
+}
+
+// ByLength sums the run's tasks that ran with more than one step (multi)
+// or exactly one.
+func (r *RunResult) ByLength(multi bool) Length {
+	var l Length
+	for _, t := range r.Tasks {
+		if t.Skipped != "" || (t.Steps > 1) != multi {
+			continue
+		}
+		l.Tasks++
+		l.Steps += t.Steps
+		l.Failed += t.Failed
+		l.Requests += t.Requests
+		l.Input += t.Input
+		l.SelectInput += t.SelectInput
+	}
+	return l
+}
+
+// lengthRuns returns, when codemode ran, the runs the by-length table
+// compares it with: search, select+lock and codemode, class by class.
+func (rep *Report) lengthRuns() []*RunResult {
+	ran := false
+	for _, r := range rep.Runs {
+		ran = ran || r.Strategy == Codemode
+	}
+	if !ran {
+		return nil
+	}
+	var out []*RunResult
+	for _, c := range Classes {
+		for _, st := range []Strategy{Search, SelectLock, Codemode} {
+			if r := rep.Run(st, c); r != nil {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// codemodeNote explains the codemode strategy's figures when it ran.
+func (rep *Report) codemodeNote() string {
+	for _, r := range rep.Runs {
+		if r.Strategy == Codemode {
+			return fmt.Sprintf("codemode: the tools have codemode exposure, so every request declares tool_search and the codemode tool "+
+				"(its description lists tools within its budget); the oracle writes one script per task that searches for each step's "+
+				"tool with searchTools (the step's queries in order; found when in the top %d) and calls it, passing the previous "+
+				"result along, then answers. %s/%s: scripts %d (failed %d), tool calls in them %d (failed %d), tokens of their "+
+				"results %d, which stayed in the scripts.", toolsearch.DefaultLimit, r.Strategy, r.Class, r.Total.Scripts, r.Total.ScriptErrors,
+				r.Total.InnerCalls, r.Total.InnerFailed, r.Total.InnerTokens)
+		}
+	}
+	return ""
 }
 
 // perRequest is a run's tool tokens per request on multi-step tasks, as
@@ -360,8 +454,10 @@ func (rep *Report) skipped() int {
 // overhead, failed steps) on the changes class, or the first class search
 // ran in, and search's prefix preservation under changes and bridge; then,
 // when they ran, search against the reference (tools loaded per task,
-// steps found) and search against select+lock (multi-step tool tokens per
-// request on changes, select+lock's preservation).
+// steps found), search against select+lock (multi-step tool tokens per
+// request on changes, select+lock's preservation) and codemode against
+// search (input tokens and requests on multi-step and one-step tasks on
+// changes, codemode's failed steps).
 func (rep *Report) Summary() string {
 	s := rep.Run(Search, llm.ToolsChanges)
 	for _, r := range rep.Runs {
@@ -403,6 +499,20 @@ func (rep *Report) Summary() string {
 		}
 		line += fmt.Sprintf(" | multi-step tool-tokens/request(changes): search=%s select+lock=%.0f; select+lock preservation(changes)=%s preservation(bridge)=%s",
 			searchPR, lockPR, pres(SelectLock, llm.ToolsChanges), pres(SelectLock, llm.ToolsBridge))
+	}
+	if cm := rep.Run(Codemode, llm.ToolsChanges); cm != nil {
+		// figures is a run's input and requests on tasks of one length,
+		// n/a when it did not run.
+		figures := func(r *RunResult, multi bool) string {
+			if r == nil {
+				return "n/a"
+			}
+			l := r.ByLength(multi)
+			return fmt.Sprintf("%d/%d", l.Input, l.Requests)
+		}
+		s := rep.Run(Search, llm.ToolsChanges)
+		line += fmt.Sprintf(" | input/requests(changes) multi-step: codemode=%s search=%s, one-step: codemode=%s search=%s; codemode failed-steps=%d",
+			figures(cm, true), figures(s, true), figures(cm, false), figures(s, false), cm.Total.Failed)
 	}
 	return line
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/catalog"
 	"github.com/toolshelf/toolshelf/catalog/builtin"
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
@@ -50,10 +51,15 @@ const (
 	// SelectLock selects once per task and keeps the set for the task's
 	// turns (the task-level lock).
 	SelectLock Strategy = "select+lock"
+	// Codemode gives the profile's tools codemode exposure: the model sees
+	// tool_search and the codemode tool, whose description lists some of
+	// them, and writes one script per task that searches for each step's
+	// tool with searchTools and calls it.
+	Codemode Strategy = "codemode"
 )
 
 // Strategies lists the strategies in report order.
-var Strategies = []Strategy{Full, Search, Reference, Select, SelectLock}
+var Strategies = []Strategy{Full, Search, Reference, Select, SelectLock, Codemode}
 
 // selects reports whether a strategy uses two-phase selection.
 func (s Strategy) selects() bool { return s == Select || s == SelectLock }
@@ -96,6 +102,16 @@ func targetFor(class llm.ToolSupport) (target, error) {
 // DefaultLoad is how many matches a search loads unless a run says
 // otherwise: tool_search's own default.
 var DefaultLoad = toolsearch.DefaultLoad
+
+// benchLimits are the codemode strategy's script limits: the defaults but
+// for memory, raised out of reach. The runs execute in parallel and the
+// memory guard samples the whole process's heap, which the other runs grow
+// (the corpus's full requests are megabytes), so the default limit could
+// stop one of the oracle's scripts by what the rest of the benchmark does,
+// and the figures would change from run to run. (The codemode tool's
+// description states the limit: 2 tokens more than the default's.)
+// The limits themselves are tested in package codemode.
+var benchLimits = codemode.Limits{Memory: 1 << 40}
 
 // Config configures a benchmark run.
 type Config struct {
@@ -296,13 +312,17 @@ func (r *runner) key() string {
 func (r *runner) selectKey() string { return r.key() + "-selection" }
 
 // setup builds the shelf of the run through the front door, as run and
-// chat do: the profile's tools (direct for full, deferred otherwise, with
-// synthetic handlers), the ranker and the load policy.
+// chat do: the profile's tools (direct for full, codemode for codemode,
+// deferred otherwise, with synthetic handlers), the ranker and the load
+// policy.
 func (r *runner) setup(ctx context.Context) error {
 	r.names = map[[2]string]string{}
 	exposure := tool.Deferred
-	if r.strategy == Full {
+	switch r.strategy {
+	case Full:
 		exposure = tool.Direct
+	case Codemode:
+		exposure = tool.Codemode
 	}
 	namer := tool.NewNamer()
 	var tools []tool.Tool
@@ -317,7 +337,8 @@ func (r *runner) setup(ctx context.Context) error {
 	if r.strategy == Reference {
 		mode, load = search.ModePI, toolsearch.ReferenceLoad
 	}
-	shelf, err := toolshelf.New(ctx, toolshelf.Config{Tools: tools, Ranker: mode, Load: &load})
+	shelf, err := toolshelf.New(ctx, toolshelf.Config{Tools: tools, Ranker: mode, Load: &load,
+		Codemode: toolshelf.CodemodeConfig{Limits: benchLimits}})
 	if err != nil {
 		return err
 	}
@@ -390,6 +411,13 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 	if len(missing) > 0 {
 		tr.Skipped = "not in the profile: " + strings.Join(missing, ", ")
 		return tr, nil
+	}
+	if r.strategy == Codemode {
+		tools := make([]tool.Tool, len(p.names))
+		for i, n := range p.names {
+			tools[i], _ = r.reg.Get(n)
+		}
+		p.script = codemodeScript(task.Steps, tools)
 	}
 	r.oracle.set(r.key(), p)
 	t, _ := targetFor(r.class)
@@ -500,31 +528,24 @@ func (r *runner) measure(tr *TaskResult, p *plan, msgs []llm.Message, records []
 			CacheRead: rec.CacheRead, CacheWrite: rec.CacheWrite, Ideal: ideal})
 	}
 	// Steps: each step's tool called after the previous step's call;
-	// searches counted between them.
+	// searches counted between them. A codemode script's calls count as
+	// the model's own, in the order the script made them.
 	k, searches := 0, 0
-	for _, m := range msgs {
-		if m.Role == llm.RoleSystem && len(m.ToolsRemoved) > 0 {
-			tr.Removals++
-		}
-		if m.Role != llm.RoleAssistant {
-			continue
-		}
-		for _, c := range m.ToolCalls() {
-			switch {
-			case c.Name == toolsearch.Name:
-				tr.Searches++
-				searches++
-			case k < len(p.names) && c.Name == p.names[k]:
-				if searches > 1 {
-					tr.LaterQuery++
-				}
-				k, searches = k+1, 0
+	for _, name := range r.calls(tr, msgs) {
+		switch {
+		case name == toolsearch.Name:
+			tr.Searches++
+			searches++
+		case k < len(p.names) && name == p.names[k]:
+			if searches > 1 {
+				tr.LaterQuery++
+			}
+			k, searches = k+1, 0
+			tr.Done++
+		default:
+			if j := slices.Index(p.names[min(k+1, len(p.names)):], name); j >= 0 {
+				k, searches = k+1+j+1, 0
 				tr.Done++
-			default:
-				if j := slices.Index(p.names[min(k+1, len(p.names)):], c.Name); j >= 0 {
-					k, searches = k+1+j+1, 0
-					tr.Done++
-				}
 			}
 		}
 	}
@@ -536,7 +557,7 @@ func (r *runner) measure(tr *TaskResult, p *plan, msgs []llm.Message, records []
 			continue
 		}
 		for _, t := range m.ToolsAdded {
-			if t.Name == toolsearch.Name || (i == 0 && r.strategy.searches()) {
+			if t.Name == toolsearch.Name || t.Name == codemode.Name || (i == 0 && r.strategy.searches()) {
 				continue
 			}
 			loaded[t.Name] = t
@@ -567,6 +588,50 @@ func (r *runner) measure(tr *TaskResult, p *plan, msgs []llm.Message, records []
 			}
 		}
 	}
+}
+
+// calls returns the tools a task's transcript called, in order: the
+// model's calls, each codemode call replaced by the calls its script made
+// (read from the result's details), which it counts into tr with their
+// result tokens and failures; it counts the removals too.
+func (r *runner) calls(tr *TaskResult, msgs []llm.Message) []string {
+	scripts := map[string]codemode.Details{} // tool call id → the script's calls
+	for _, m := range msgs {
+		if m.Role == llm.RoleToolResult && m.ToolName == codemode.Name {
+			if d, ok := codemode.ReadDetails(m.Details); ok {
+				scripts[m.ToolCallID] = d
+			}
+		}
+	}
+	var out []string
+	for _, m := range msgs {
+		if m.Role == llm.RoleSystem && len(m.ToolsRemoved) > 0 {
+			tr.Removals++
+		}
+		if m.Role != llm.RoleAssistant {
+			continue
+		}
+		for _, c := range m.ToolCalls() {
+			if c.Name != codemode.Name {
+				out = append(out, c.Name)
+				continue
+			}
+			tr.Scripts++
+			d := scripts[c.ID]
+			if d.Error != "" {
+				tr.ScriptErrors++
+			}
+			for _, ic := range d.Calls {
+				out = append(out, ic.Tool)
+				tr.InnerCalls++
+				tr.InnerTokens += ic.ResultTokens
+				if ic.IsError {
+					tr.InnerFailed++
+				}
+			}
+		}
+	}
+	return out
 }
 
 // syntheticHandler returns a handler whose results are deterministic text

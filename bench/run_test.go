@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -170,5 +171,83 @@ func TestOutputsAndDump(t *testing.T) {
 	dumps, _ := filepath.Glob(filepath.Join(dir, "dump", "*-bridge-search-tt01.json"))
 	if len(dumps) != rep.Runs[0].Total.Requests || len(dumps) == 0 {
 		t.Errorf("%d dumps for %d requests", len(dumps), rep.Runs[0].Total.Requests)
+	}
+}
+
+// TestCodemodeRunsOneScriptPerTask runs the whole embedded suite through
+// search and codemode on changes: codemode makes two requests per task
+// (the script, the answer), its scripts call every step's tool once and
+// none fails, and, as the README says, it sends fewer input tokens than
+// search on the multi-step tasks and more on the one-step tasks. A second
+// run gives the same figures.
+func TestCodemodeRunsOneScriptPerTask(t *testing.T) {
+	cfg := Config{Strategies: []Strategy{Search, Codemode}, Classes: []llm.ToolSupport{llm.ToolsChanges}}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, s := rep.Run(Codemode, llm.ToolsChanges), rep.Run(Search, llm.ToolsChanges)
+	if cm.Total.Requests != 2*cm.Ran || cm.Total.Scripts != cm.Ran || cm.Total.ScriptErrors != 0 {
+		t.Errorf("codemode: %d requests and %d scripts (%d failed) for %d tasks, want two requests and one script a task",
+			cm.Total.Requests, cm.Total.Scripts, cm.Total.ScriptErrors, cm.Ran)
+	}
+	if cm.Total.InnerCalls != cm.Total.Steps || cm.Total.InnerFailed != 0 || cm.Total.Failed != 0 || cm.Total.InnerTokens == 0 {
+		t.Errorf("codemode: %d inner calls (%d failed, %d result tokens) for %d steps, %d failed steps",
+			cm.Total.InnerCalls, cm.Total.InnerFailed, cm.Total.InnerTokens, cm.Total.Steps, cm.Total.Failed)
+	}
+	if cm.Total.Searches != 0 || cm.Total.Loaded != 0 {
+		t.Errorf("codemode: %d tool_search calls, %d tools loaded, want none", cm.Total.Searches, cm.Total.Loaded)
+	}
+	cmMulti, sMulti := cm.ByLength(true), s.ByLength(true)
+	cmOne, sOne := cm.ByLength(false), s.ByLength(false)
+	if cmOne.Tasks == 0 || cmMulti.Tasks == 0 {
+		t.Fatalf("the suite has %d one-step and %d multi-step tasks", cmOne.Tasks, cmMulti.Tasks)
+	}
+	if cmMulti.Input >= sMulti.Input || cmOne.Input <= sOne.Input {
+		t.Errorf("input tokens, multi-step: codemode %d, search %d; one-step: codemode %d, search %d", cmMulti.Input, sMulti.Input, cmOne.Input, sOne.Input)
+	}
+	if sum, want := rep.Summary(), fmt.Sprintf("multi-step: codemode=%d/%d search=%d/%d", cmMulti.Input, cmMulti.Requests, sMulti.Input, sMulti.Requests); !strings.Contains(sum, want) {
+		t.Errorf("summary %q lacks %q", sum, want)
+	}
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "By task length") || !strings.Contains(b.String(), fmt.Sprintf("scripts %d (failed 0), tool calls in them %d (failed 0)", cm.Ran, cm.Total.Steps)) {
+		t.Errorf("the table lacks the codemode figures:\n%s", b.String())
+	}
+	var md strings.Builder
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("| codemode | changes | %d | %d | %d | 0 | 0 |", cmMulti.Tasks, cmMulti.Requests, cmMulti.Input); !strings.Contains(md.String(), want) {
+		t.Errorf("the Markdown report lacks %q:\n%s", want, md.String())
+	}
+	cfg.Strategies = []Strategy{Codemode}
+	again, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := again.Run(Codemode, llm.ToolsChanges), cm; !reflect.DeepEqual(a.Tasks, b.Tasks) {
+		t.Errorf("a second run gives other figures:\n%+v\n%+v", a.Total, b.Total)
+	}
+}
+
+// TestCodemodeFailsAStepItCannotFind: a step whose queries never find its
+// tool is given up by the script, which goes on with the next step; the
+// step counts as failed.
+func TestCodemodeFailsAStepItCannotFind(t *testing.T) {
+	task := Task{ID: "lost", Prompt: "Look up the Sentry issue and tell #oncall.", Lang: "en", Steps: []Step{
+		{Server: "sentry", Tool: "get_sentry_resource", Queries: []string{"xylophone quartz", "zephyr marmalade"}},
+		{Server: "slack", Tool: "slack_post_message", Queries: []string{"send slack message to channel"}},
+	}}
+	rep, err := Run(context.Background(), Config{Tasks: []Task{task}, Strategies: []Strategy{Codemode}, Classes: []llm.ToolSupport{llm.ToolsChanges}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := rep.Run(Codemode, llm.ToolsChanges)
+	if cm.Total.Failed != 1 || cm.Total.Done != 1 || cm.Total.InnerCalls != 1 || cm.Total.ScriptErrors != 0 {
+		t.Errorf("codemode: %d done, %d failed, %d inner calls, %d script errors; want the second step done and the first failed",
+			cm.Total.Done, cm.Total.Failed, cm.Total.InnerCalls, cm.Total.ScriptErrors)
 	}
 }

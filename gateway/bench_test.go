@@ -109,7 +109,10 @@ func connected(b *testing.B, up *mcp.Server) (*gateway.Gateway, *toolshelf.Shelf
 		b.Fatal(err)
 	}
 	shelf.Searcher().Sync()
-	g := gateway.New(shelf, gateway.Config{})
+	g, err := gateway.New(shelf, gateway.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Cleanup(g.Close)
 	return g, shelf
 }
@@ -128,7 +131,10 @@ func BenchmarkFirstList(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				g := gateway.New(shelf, gateway.Config{})
+				g, err := gateway.New(shelf, gateway.Config{})
+				if err != nil {
+					b.Fatal(err)
+				}
 				cs := serve(b, g, over)
 				if _, err := cs.ListTools(b.Context(), nil); err != nil {
 					b.Fatal(err)

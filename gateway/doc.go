@@ -15,8 +15,15 @@
 //   - [Direct]: every upstream tool, typed, named as the shelf names them,
 //     for clients that defer tools themselves, kept in step with upstream
 //     changes (tools/list_changed).
+//   - [Codemode]: a fixed tools/list of tool_search and code: code runs a
+//     JavaScript script (package codemode) in which the upstream tools are
+//     functions, under limits on time, memory, output and calls, and only
+//     what the script logs and returns goes back to the client. Its
+//     description lists the configured servers, known before any
+//     connects; a script waits for the servers its code names (all of them
+//     when it searches), and the client's cancellation stops it.
 //
-// Both surfaces keep no state per client: the index is built once for all
+// The surfaces keep no state per client: the index is built once for all
 // clients and kept in step with upstream list changes and reconnects, so
 // any number of replicas behind a load balancer answer any request. Over
 // HTTP the gateway is a stateless streamable HTTP handler that serves both

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/tokens"
@@ -29,10 +30,13 @@ const (
 	Meta Surface = "meta"
 	// Direct shows every upstream tool, typed.
 	Direct Surface = "direct"
+	// Codemode shows tool_search and code, which runs a script that calls
+	// the upstream tools: a list that never changes.
+	Codemode Surface = "codemode"
 )
 
 // Surfaces lists the surfaces, the default first.
-var Surfaces = []Surface{Meta, Direct}
+var Surfaces = []Surface{Meta, Direct, Codemode}
 
 // ParseSurface reads a surface's name.
 func ParseSurface(s string) (Surface, error) {
@@ -41,7 +45,8 @@ func ParseSurface(s string) (Surface, error) {
 			return x, nil
 		}
 	}
-	return "", fmt.Errorf("unknown surface %q: use meta (tool_search and call_tool, a fixed list) or direct (every upstream tool)", s)
+	return "", fmt.Errorf("unknown surface %q: use meta (tool_search and call_tool, a fixed list), direct (every upstream tool) "+
+		"or codemode (tool_search and code, which runs a script that calls the tools)", s)
 }
 
 // Config configures a [Gateway].
@@ -55,6 +60,9 @@ type Config struct {
 	AlwaysLoad []string
 	// Logger receives the gateway's own log; nil discards it.
 	Logger *slog.Logger
+	// Limits bound each script of the codemode surface's code tool; zero
+	// fields take [codemode.DefaultLimits].
+	Limits codemode.Limits
 }
 
 // Gateway serves a shelf to MCP clients. Make one with [New]; it is safe
@@ -67,16 +75,22 @@ type Gateway struct {
 	cfg       Config
 	validator agent.Validator
 
-	once   sync.Once
-	meta   *mcp.Server
-	direct *directServer
+	// runner runs the codemode surface's scripts; script is its tool,
+	// whose handler and reach the code tool uses.
+	runner *codemode.Runner
+	script tool.Tool
+
+	once     sync.Once
+	meta     *mcp.Server
+	direct   *directServer
+	codemode *mcp.Server
 }
 
 // New returns a gateway over a shelf. Every upstream tool the shelf holds
 // is reachable (hidden ones are denied); the shelf should keep them all on
 // the shelf (deferred), as [ShelfConfig] makes it, so that one index serves
-// every search.
-func New(shelf *toolshelf.Shelf, cfg Config) *Gateway {
+// every search. It fails only when cfg.Limits is invalid.
+func New(shelf *toolshelf.Shelf, cfg Config) (*Gateway, error) {
 	if cfg.Name == "" {
 		cfg.Name = "toolshelf"
 	}
@@ -86,13 +100,25 @@ func New(shelf *toolshelf.Shelf, cfg Config) *Gateway {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{shelf: shelf, reg: shelf.Registry(), mcp: shelf.MCP(), searcher: shelf.Searcher(), cfg: cfg}
+	g := &Gateway{shelf: shelf, reg: shelf.Registry(), mcp: shelf.MCP(), searcher: shelf.Searcher(), cfg: cfg}
+	// The code tool's description lists the configured servers, known
+	// before any connects, so it is the same bytes for the life of the
+	// process; their tools are found with searchTools or tool_search.
+	r, err := codemode.New(codemode.Config{Registry: g.reg, Searcher: g.searcher, Validate: g.validator.Validate,
+		Wait: g.mcp.WaitFor, Limits: cfg.Limits, Namespaces: g.mcp.Namespaces()})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g.runner, g.script = r, r.Tool()
+	return g, nil
 }
 
 // ShelfConfig returns the shelf configuration a gateway wants for servers:
-// every tool on the shelf (direct exposures and always-loaded servers
-// become deferred: a gateway declares nothing itself), hidden tools kept
-// hidden. It also returns the names of the servers that were always
+// every tool on the shelf (direct, model-only and codemode exposures and
+// always-loaded servers become deferred: a gateway declares nothing
+// itself, and the shelf registers no codemode tool of its own; the
+// codemode surface runs scripts over every upstream tool), hidden tools
+// kept hidden. It also returns the names of the servers that were always
 // loaded, for [Config.AlwaysLoad].
 func ShelfConfig(servers []mcpclient.ServerConfig) (out []mcpclient.ServerConfig, alwaysLoad []string) {
 	for _, s := range servers {
@@ -100,12 +126,12 @@ func ShelfConfig(servers []mcpclient.ServerConfig) (out []mcpclient.ServerConfig
 			alwaysLoad = append(alwaysLoad, s.Name)
 		}
 		s.AlwaysLoad = false
-		if s.Exposure == tool.Direct || s.Exposure == tool.ModelOnly {
+		if s.Exposure != "" && s.Exposure != tool.Hidden {
 			s.Exposure = tool.Deferred
 		}
 		te := slices.Clone(s.ToolExposure)
 		for i := range te {
-			if te[i].Exposure == tool.Direct || te[i].Exposure == tool.ModelOnly {
+			if te[i].Exposure != tool.Hidden {
 				te[i].Exposure = tool.Deferred
 			}
 		}
@@ -121,9 +147,13 @@ func (g *Gateway) Server(s Surface) *mcp.Server {
 	g.once.Do(func() {
 		g.meta = g.newMeta()
 		g.direct = g.newDirect()
+		g.codemode = g.newCodemode()
 	})
-	if s == Direct {
+	switch s {
+	case Direct:
 		return g.direct.srv
+	case Codemode:
+		return g.codemode
 	}
 	return g.meta
 }
@@ -142,9 +172,10 @@ func (g *Gateway) impl() *mcp.Implementation {
 
 // callable reports whether a registered tool may be called through the
 // gateway: an upstream or program tool that is not hidden and is not a
-// discovery tool of the shelf's own.
+// tool of the shelf's own (tool_search, the codemode tool of a shelf made
+// with codemode enabled: the codemode surface has its own).
 func callable(t tool.Tool) bool {
-	return t.Exposure != tool.Hidden && !t.Reaches.All && t.Handler != nil
+	return t.Exposure != tool.Hidden && !t.Reaches.All && t.Handler != nil && !codemode.Is(t)
 }
 
 // dispatch runs a call of a registered tool: it waits for the tool's
@@ -211,8 +242,11 @@ func declaration(t *mcp.Tool) llm.Tool {
 // Tools returns what a surface's tools/list holds now, in list order.
 func (g *Gateway) Tools(s Surface) []*mcp.Tool {
 	g.Server(s)
-	if s == Direct {
+	switch s {
+	case Direct:
 		return g.direct.tools()
+	case Codemode:
+		return g.codemodeTools()
 	}
 	return metaTools()
 }

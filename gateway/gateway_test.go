@@ -30,7 +30,10 @@ func newGateway(t *testing.T, servers ...mcpclient.ServerConfig) *gateway.Gatewa
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { shelf.Close() })
-	g := gateway.New(shelf, gateway.Config{AlwaysLoad: always})
+	g, err := gateway.New(shelf, gateway.Config{AlwaysLoad: always})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(g.Close)
 	return g
 }
@@ -332,7 +335,8 @@ func TestMetaListSurvivesAnUpstreamCrash(t *testing.T) {
 
 // TestSearchesAndCallsAreRecorded: every search and call through a surface
 // is a metrics record naming the surface's declared tools with their
-// tokens and the tool called.
+// tokens and the tool called; a script's record names its inner calls,
+// with their result tokens.
 func TestSearchesAndCallsAreRecorded(t *testing.T) {
 	log := t.TempDir() + "/metrics.jsonl"
 	servers, _ := gateway.ShelfConfig([]mcpclient.ServerConfig{{Name: "notes", Server: mcptest.NewServer("notes", "")}})
@@ -340,11 +344,17 @@ func TestSearchesAndCallsAreRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := gateway.New(shelf, gateway.Config{})
+	g, err := gateway.New(shelf, gateway.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cs := connect(t, g, gateway.Meta)
 	call(t, cs, "tool_search", map[string]any{"query": "echo"})
 	call(t, cs, "call_tool", map[string]any{"name": "mcp__notes__echo", "arguments": map[string]any{"text": "x"}})
 	call(t, connect(t, g, gateway.Direct), "mcp__notes__pid", map[string]any{})
+	cm := connect(t, g, gateway.Codemode)
+	call(t, cm, "tool_search", map[string]any{"query": "echo"})
+	call(t, cm, gateway.CodeName, map[string]any{"code": `await tools.mcp__notes__echo({text: "1"}); return await tools.mcp__notes__pid({});`})
 	g.Close()
 	shelf.Close()
 	f, err := os.Open(log)
@@ -358,13 +368,67 @@ func TestSearchesAndCallsAreRecorded(t *testing.T) {
 	}
 	var got []string
 	for _, r := range records {
-		got = append(got, r.Strategy+":"+strings.Join(r.Called, ","))
+		got = append(got, r.Strategy+":"+strings.Join(r.Called, ",")+strings.Join(append([]string{""}, r.Inner...), " "))
 		if r.ToolTokens == 0 || len(r.Declared) != len(r.DeclaredTokens) {
 			t.Errorf("record without declared tools: %+v", r)
 		}
+		if r.Strategy == "gateway-codemode" && !slices.Equal(r.Declared, []string{"tool_search", "code"}) {
+			t.Errorf("a codemode record declares %v, want tool_search and code", r.Declared)
+		}
+		if (len(r.Inner) > 0) != (r.InnerTokens > 0) {
+			t.Errorf("record with %d inner calls and %d inner tokens", len(r.Inner), r.InnerTokens)
+		}
 	}
-	want := []string{"gateway-meta:tool_search", "gateway-meta:mcp__notes__echo", "gateway-direct:mcp__notes__pid"}
+	want := []string{"gateway-meta:tool_search", "gateway-meta:mcp__notes__echo", "gateway-direct:mcp__notes__pid",
+		"gateway-codemode:tool_search", "gateway-codemode:code mcp__notes__echo mcp__notes__pid"}
 	if !slices.Equal(got, want) {
 		t.Errorf("records %v, want %v", got, want)
+	}
+}
+
+// TestCodemodeExposureStaysOnTheShelf: a server configured with codemode
+// exposure is served like any other: its tools are deferred on the
+// gateway's shelf, and the shelf registers no codemode tool of its own
+// that the direct surface would list or call_tool would run. Before,
+// ShelfConfig kept codemode exposure, so the shelf registered its
+// codemode tool and the gateway served it as if it were upstream.
+func TestCodemodeExposureStaysOnTheShelf(t *testing.T) {
+	servers, _ := gateway.ShelfConfig([]mcpclient.ServerConfig{{Name: "notes", Server: mcptest.NewServer("notes", ""), Exposure: tool.Codemode,
+		ToolExposure: []mcpclient.ToolExposure{{Pattern: "pid", Exposure: tool.Codemode}}}})
+	if s := servers[0]; s.Exposure != tool.Deferred || s.ToolExposure[0].Exposure != tool.Deferred {
+		t.Errorf("ShelfConfig kept codemode exposure: %q, %q", s.Exposure, s.ToolExposure[0].Exposure)
+	}
+	g := newGateway(t, mcpclient.ServerConfig{Name: "notes", Server: mcptest.NewServer("notes", ""), Exposure: tool.Codemode})
+	meta := connect(t, g, gateway.Meta)
+	call(t, meta, "tool_search", map[string]any{"query": "echo"}) // waits for the server
+	if l := listBytes(t, connect(t, g, gateway.Direct)); strings.Contains(l, `"name":"codemode"`) || !strings.Contains(l, "mcp__notes__echo") {
+		t.Errorf("the direct list: %s, want the upstream tools and no codemode tool", l)
+	}
+	if text, isErr := call(t, meta, "call_tool", map[string]any{"name": "codemode", "arguments": map[string]any{"code": "return 1"}}); !isErr || text == "1" {
+		t.Errorf("call_tool codemode: %q (error %v), want no such tool", text, isErr)
+	}
+	// A program's shelf with the codemode tool enabled: the gateway does
+	// not serve that tool either.
+	cfg, _ := gateway.ShelfConfig([]mcpclient.ServerConfig{{Name: "notes", Server: mcptest.NewServer("notes", "")}})
+	shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Servers: cfg, Codemode: toolshelf.CodemodeConfig{Enable: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shelf.Close() })
+	if shelf.Codemode() == nil {
+		t.Fatal("the shelf registered no codemode tool")
+	}
+	own, err := gateway.New(shelf, gateway.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(own.Close)
+	meta = connect(t, own, gateway.Meta)
+	call(t, meta, "tool_search", map[string]any{"query": "echo"})
+	if l := listBytes(t, connect(t, own, gateway.Direct)); strings.Contains(l, `"name":"codemode"`) {
+		t.Errorf("the direct list of a shelf with codemode enabled: %s, want no codemode tool", l)
+	}
+	if text, isErr := call(t, meta, "call_tool", map[string]any{"name": "codemode", "arguments": map[string]any{"code": "return 1"}}); !isErr || text == "1" {
+		t.Errorf("call_tool codemode on a shelf with codemode enabled: %q (error %v), want no such tool", text, isErr)
 	}
 }

@@ -19,7 +19,8 @@ type HTTPConfig struct {
 }
 
 // Handler returns the gateway as a stateless streamable HTTP handler: the
-// meta surface at /mcp (and /mcp/meta), the direct surface at /mcp/direct.
+// meta surface at /mcp (and /mcp/meta), the direct surface at /mcp/direct,
+// the codemode surface at /mcp/codemode.
 // No request depends on an earlier one, so replicas behind a load
 // balancer can answer any request; clients of both protocol generations
 // are served (those that initialize get no session to keep). The SDK's
@@ -27,7 +28,7 @@ type HTTPConfig struct {
 func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 	opts := &mcp.StreamableHTTPOptions{Stateless: true}
 	mux := http.NewServeMux()
-	for path, s := range map[string]Surface{"/mcp": Meta, "/mcp/meta": Meta, "/mcp/direct": Direct} {
+	for path, s := range map[string]Surface{"/mcp": Meta, "/mcp/meta": Meta, "/mcp/direct": Direct, "/mcp/codemode": Codemode} {
 		srv := g.Server(s)
 		mux.Handle(path, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts))
 	}

@@ -66,15 +66,22 @@ func (g *Gateway) newMeta() *mcp.Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	tools := metaTools()
-	srv.AddTool(tools[0], g.search)
+	srv.AddTool(tools[0], g.searchOn(Meta))
 	srv.AddTool(tools[1], g.call)
 	return srv
 }
 
+// searchOn returns the tool_search of a surface (meta or codemode).
+func (g *Gateway) searchOn(s Surface) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return g.search(ctx, s, req)
+	}
+}
+
 // search answers tool_search: it waits for the servers still connecting
 // (as long as the request allows), ranks every tool on the shelf and
-// returns the hits' definitions.
-func (g *Gateway) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// returns the hits' definitions, with how the surface runs them.
+func (g *Gateway) search(ctx context.Context, s Surface, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args struct {
 		Query *string         `json:"query"`
 		Limit json.RawMessage `json:"limit"`
@@ -100,13 +107,14 @@ func (g *Gateway) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
-	g.record(Meta, SearchName)
-	return textResult(g.searchText(ctx, out)), nil
+	g.record(s, SearchName)
+	return textResult(g.searchText(ctx, s, out)), nil
 }
 
 // searchText renders the hits for the model: each tool's name, its
-// description and the schema of its arguments.
-func (g *Gateway) searchText(ctx context.Context, out toolsearch.Outcome) string {
+// description and the schema of its arguments; on the codemode surface,
+// also how a script calls it.
+func (g *Gateway) searchText(ctx context.Context, s Surface, out toolsearch.Outcome) string {
 	var b strings.Builder
 	var shown int
 	for _, h := range out.Hits {
@@ -115,7 +123,11 @@ func (g *Gateway) searchText(ctx context.Context, out toolsearch.Outcome) string
 			continue
 		}
 		var one strings.Builder
-		fmt.Fprintf(&one, "\n## %s\n%s\nArguments (JSON Schema): %s\n", t.Name, clip(strings.TrimSpace(t.Description), maxDescriptionBytes), clip(string(t.Parameters), maxSchemaBytes))
+		fmt.Fprintf(&one, "\n## %s\n%s\n", t.Name, clip(strings.TrimSpace(t.Description), maxDescriptionBytes))
+		if s == Codemode {
+			fmt.Fprintf(&one, "In a script: await %s\n", scriptCall(t.Name))
+		}
+		fmt.Fprintf(&one, "Arguments (JSON Schema): %s\n", clip(string(t.Parameters), maxSchemaBytes))
 		if b.Len()+one.Len() > maxSearchBytes {
 			break
 		}
@@ -130,15 +142,29 @@ func (g *Gateway) searchText(ctx context.Context, out toolsearch.Outcome) string
 			head += "\n" + hint
 		}
 	case 1:
-		head = `1 tool found. Run it with call_tool {"name": "<name>", "arguments": {...}}:`
+		head = "1 tool found. " + runHint(s, 1)
 	default:
-		head = fmt.Sprintf(`%d tools found, best first. Run one with call_tool {"name": "<name>", "arguments": {...}}:`, shown)
+		head = fmt.Sprintf("%d tools found, best first. %s", shown, runHint(s, shown))
 	}
 	text := head + b.String()
 	for _, n := range g.mcp.SearchNotes(ctx) {
 		text += "\n" + n
 	}
 	return text
+}
+
+// runHint says how a surface's client runs the tools a search found: one
+// (n is 1) or any of them.
+func runHint(s Surface, n int) string {
+	switch {
+	case s == Codemode && n == 1:
+		return "Call it in a script with " + CodeName + ":"
+	case s == Codemode:
+		return "Call them in a script with " + CodeName + ":"
+	case n == 1:
+		return `Run it with call_tool {"name": "<name>", "arguments": {...}}:`
+	}
+	return `Run one with call_tool {"name": "<name>", "arguments": {...}}:`
 }
 
 // clip cuts s to at most n bytes, whole runes, marking the cut.

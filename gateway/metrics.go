@@ -5,22 +5,31 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/tokens"
 )
 
 // record appends a metrics record for a search or a call through a
 // surface: the tools that surface declares to its clients, with their
-// tokens, and the tool called (tool_search for a search).
-func (g *Gateway) record(s Surface, called string) {
+// tokens, the tool called (tool_search for a search, code for a script)
+// and a script's inner calls with their result tokens.
+func (g *Gateway) record(s Surface, called string, inner ...codemode.Call) {
 	counter, err := tokens.Default()
 	if err != nil {
 		return
 	}
 	rec := tokens.Record{Time: time.Now(), API: "mcp", Strategy: "gateway-" + string(s), Called: []string{called}}
+	for _, c := range inner {
+		rec.Inner = append(rec.Inner, c.Tool)
+		rec.InnerTokens += c.ResultTokens
+	}
 	var tools []*mcp.Tool
-	if s == Direct {
+	switch s {
+	case Direct:
 		tools = g.direct.tools()
-	} else {
+	case Codemode:
+		tools = g.codemodeTools()
+	default:
 		tools = metaTools()
 	}
 	for _, t := range tools {

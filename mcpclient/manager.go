@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -375,7 +376,14 @@ func (m *Manager) changed() {
 // whole shelf, such as tool_search. It returns ctx.Err() when ctx ends
 // first.
 func (m *Manager) WaitFor(ctx context.Context, toolName string) error {
-	return m.await(ctx, m.reachedBy(toolName), nil)
+	return m.await(ctx, m.reachedBy(toolName, nil), nil)
+}
+
+// WaitForCall is WaitFor for one call, whose arguments may say what it
+// reaches ([tool.Reach.For]): a codemode script waits for the servers its
+// code names only. It is the agent's Await.
+func (m *Manager) WaitForCall(ctx context.Context, toolName string, args json.RawMessage) error {
+	return m.await(ctx, m.reachedBy(toolName, args), nil)
 }
 
 // WaitAll waits until no server is still connecting, or ctx ends (its
@@ -384,17 +392,19 @@ func (m *Manager) WaitAll(ctx context.Context) error {
 	return m.await(ctx, m.servers, nil)
 }
 
-// reachedBy returns the servers a call of the named tool depends on.
-func (m *Manager) reachedBy(toolName string) []*server {
+// reachedBy returns the servers a call of the named tool, with args (nil
+// when not known), depends on.
+func (m *Manager) reachedBy(toolName string, args json.RawMessage) []*server {
 	servers := m.serversOf(toolName)
 	t, ok := m.reg.Get(toolName)
 	if !ok {
 		return servers
 	}
-	if t.Reaches.All {
+	reach := t.Reaches.For(args)
+	if reach.All {
 		return m.servers
 	}
-	for _, n := range t.Reaches.Names {
+	for _, n := range reach.Names {
 		for _, s := range m.serversOf(n) {
 			if !slices.Contains(servers, s) {
 				servers = append(servers, s)
@@ -494,6 +504,34 @@ func (m *Manager) NeedsSearch() bool {
 		}
 	}
 	return false
+}
+
+// CodemodeNamespaces returns the namespaces of the enabled servers that
+// have tools of codemode exposure by configuration, in the manager's
+// order of servers (by name), with their configured descriptions: what the codemode tool's
+// description lists before (and whether or not) the servers connect.
+func (m *Manager) CodemodeNamespaces() []tool.Namespace {
+	return m.namespaces(tool.Codemode)
+}
+
+// Namespaces returns the namespaces of the enabled servers that have tools
+// that are not hidden by configuration, in the manager's order of servers
+// (by name), with their configured descriptions: what the gateway's
+// codemode surface lists, the same before and after the servers connect.
+func (m *Manager) Namespaces() []tool.Namespace {
+	return m.namespaces(tool.Direct, tool.ModelOnly, tool.Deferred, tool.Codemode)
+}
+
+// namespaces returns the namespaces of the enabled servers that have tools
+// of one of the exposures by configuration.
+func (m *Manager) namespaces(exposures ...tool.Exposure) []tool.Namespace {
+	var out []tool.Namespace
+	for _, s := range m.servers {
+		if !s.cfg.Disabled && s.cfg.hasExposure(exposures...) {
+			out = append(out, tool.Namespace{Name: tool.NamespaceName(s.cfg.Name), Description: s.cfg.Description})
+		}
+	}
+	return out
 }
 
 // onShelf reports whether the server is enabled and some of its tools are

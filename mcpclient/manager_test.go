@@ -230,6 +230,44 @@ func TestNeedsSearch(t *testing.T) {
 	}
 }
 
+// TestCodemodeNamespaces: the enabled servers with a codemode exposure,
+// by the server's exposure or one tool's, by name.
+func TestCodemodeNamespaces(t *testing.T) {
+	whole := memServer("whole-server")
+	whole.Exposure, whole.Description = tool.Codemode, "All of it"
+	some := memServer("some")
+	some.ToolExposure = []ToolExposure{{Pattern: "run_*", Exposure: tool.Codemode}}
+	off := memServer("off")
+	off.Exposure, off.Disabled = tool.Codemode, true
+	m := mustManager(t, &Config{Servers: []ServerConfig{memServer("plain"), whole, off, some}})
+	got := m.CodemodeNamespaces()
+	want := []tool.Namespace{{Name: "mcp__some"}, {Name: "mcp__whole_server", Description: "All of it"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("CodemodeNamespaces = %+v, want %+v", got, want)
+	}
+}
+
+// TestNamespaces: the enabled servers that have tools not hidden, by
+// name, with their descriptions.
+func TestNamespaces(t *testing.T) {
+	plain := memServer("plain")
+	plain.Description = "Plain tools"
+	whole := memServer("whole-server")
+	whole.Exposure = tool.Codemode
+	hidden := memServer("hidden")
+	hidden.Exposure = tool.Hidden
+	partly := memServer("partly")
+	partly.Exposure, partly.ToolExposure = tool.Hidden, []ToolExposure{{Pattern: "echo", Exposure: tool.Direct}}
+	off := memServer("off")
+	off.Disabled = true
+	m := mustManager(t, &Config{Servers: []ServerConfig{plain, whole, hidden, partly, off}})
+	got := m.Namespaces()
+	want := []tool.Namespace{{Name: "mcp__partly"}, {Name: "mcp__plain", Description: "Plain tools"}, {Name: "mcp__whole_server"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Namespaces = %+v, want %+v", got, want)
+	}
+}
+
 func TestListChangedStormCoalesces(t *testing.T) {
 	srv := mcptest.NewServer("storm", "")
 	count := countCalls(srv)
@@ -374,7 +412,11 @@ func TestWaitFor(t *testing.T) {
 	f.reg.Register(tool.Tool{Name: "read", Description: "Read."},
 		tool.Tool{Name: "find", Description: "Find anything.", Reaches: tool.Reach{All: true}},
 		tool.Tool{Name: "report", Description: "Report on b.", Reaches: tool.Reach{Names: []string{"mcp__b"}}},
-		tool.Tool{Name: "relay", Description: "Relay to b's echo.", Reaches: tool.Reach{Names: []string{"mcp__b__echo", "mcp__c"}}})
+		tool.Tool{Name: "relay", Description: "Relay to b's echo.", Reaches: tool.Reach{Names: []string{"mcp__b__echo", "mcp__c"}}},
+		// A script reaches what its arguments name (as codemode's does).
+		tool.Tool{Name: "script", Description: "Run a script.", Reaches: tool.Reach{Of: func(args json.RawMessage) tool.Reach {
+			return tool.Reach{Names: strings.Fields(string(args))}
+		}}})
 	f.m.Start(f.ctx())
 
 	done, cancelDone := context.WithCancel(context.Background())
@@ -416,6 +458,19 @@ func TestWaitFor(t *testing.T) {
 	// Registered tools are found by origin; b's tools still wait.
 	if err := f.m.WaitFor(done, "mcp__a__pid"); err != nil {
 		t.Errorf("WaitFor(a's tool) after a connected = %v", err)
+	}
+
+	// A call reaches what its arguments name: a script naming only a's
+	// tools goes ahead, one naming b waits; without arguments it reaches
+	// nothing.
+	if err := f.m.WaitForCall(done, "script", json.RawMessage("mcp__a__echo")); err != nil {
+		t.Errorf("WaitForCall(script naming a) after a connected = %v", err)
+	}
+	if err := f.m.WaitForCall(done, "script", json.RawMessage("mcp__a__echo mcp__b")); !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitForCall(script naming b) while b connects = %v, want it to wait", err)
+	}
+	if err := f.m.WaitFor(done, "script"); err != nil {
+		t.Errorf("WaitFor(script) without arguments = %v, want no wait", err)
 	}
 
 	// Tools that reach b still wait for it.

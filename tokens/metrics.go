@@ -47,6 +47,11 @@ type Record struct {
 	// Called names the tools the answer called, in call order (a tool
 	// called twice is named twice).
 	Called []string `json:"called,omitempty"`
+	// Inner names the tools that the answer's codemode scripts called, in
+	// call order; InnerTokens counts the o200k tokens of their results,
+	// which stayed in the scripts instead of reaching the model.
+	Inner       []string `json:"inner,omitempty"`
+	InnerTokens int      `json:"innerTokens,omitempty"`
 }
 
 // TotalInput returns every input token: uncached, read and written.
@@ -57,7 +62,7 @@ func (r Record) validate() error {
 	switch {
 	case r.Time.IsZero():
 		return errors.New("no time")
-	case r.Input < 0 || r.Output < 0 || r.CacheRead < 0 || r.CacheWrite < 0 || r.ToolTokens < 0 || r.Tools < 0:
+	case r.Input < 0 || r.Output < 0 || r.CacheRead < 0 || r.CacheWrite < 0 || r.ToolTokens < 0 || r.Tools < 0 || r.InnerTokens < 0:
 		return errors.New("negative count")
 	case len(r.DeclaredTokens) > 0 && len(r.DeclaredTokens) != len(r.Declared):
 		return fmt.Errorf("%d declaredTokens for %d declared tools", len(r.DeclaredTokens), len(r.Declared))

@@ -80,10 +80,26 @@ type Reach struct {
 	// Names are model-facing tool names (mcp__github__create_issue) or
 	// namespace names (mcp__github) the calls use.
 	Names []string
+	// Of, when set, is the reach of one call, read from its arguments:
+	// a codemode script reaches the servers its code names. All and
+	// Names are then the reach of a call whose arguments are not known.
+	Of func(args json.RawMessage) Reach
 }
 
-// IsZero reports whether the reach names nothing beyond the tool itself.
+// IsZero reports whether the reach names nothing beyond the tool itself
+// when the arguments are not known.
 func (r Reach) IsZero() bool { return !r.All && len(r.Names) == 0 }
+
+// For returns the reach of a call with the given arguments: Of(args)
+// when Of is set and args are given, else r itself.
+func (r Reach) For(args json.RawMessage) Reach {
+	if r.Of == nil || args == nil {
+		return r
+	}
+	out := r.Of(args)
+	out.Of = nil
+	return out
+}
 
 // Declaration returns what the model is told about the tool.
 func (t Tool) Declaration() llm.Tool {

@@ -335,3 +335,22 @@ func toolNames(tools []tool.Tool) []string {
 	}
 	return out
 }
+
+// TestReachFor: a reach with Of answers per call from the arguments, and
+// falls back to its fixed part without them.
+func TestReachFor(t *testing.T) {
+	r := tool.Reach{Names: []string{"mcp__a"}, Of: func(args json.RawMessage) tool.Reach {
+		return tool.Reach{Names: []string{string(args)}}
+	}}
+	if got := r.For(nil); len(got.Names) != 1 || got.Names[0] != "mcp__a" {
+		t.Errorf("For(nil) = %+v, want the fixed reach", got)
+	}
+	got := r.For(json.RawMessage(`mcp__b`))
+	if len(got.Names) != 1 || got.Names[0] != "mcp__b" || got.Of != nil {
+		t.Errorf("For(args) = %+v, want the reach of the call", got)
+	}
+	fixed := tool.Reach{All: true}
+	if got := fixed.For(json.RawMessage(`{}`)); !got.All {
+		t.Errorf("a reach without Of: For(args) = %+v", got)
+	}
+}

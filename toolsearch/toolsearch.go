@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -84,9 +85,11 @@ type Searcher struct {
 	reg    *tool.Registry
 	ranker search.Ranker
 
-	mu      sync.Mutex // guards rev, indexed, policy and notes, and serialises index updates
-	rev     uint64
-	indexed map[string]bool
+	mu  sync.Mutex // guards rev, indexed, policy and notes, and serialises index updates
+	rev uint64
+	// indexed maps each indexed tool to its namespace's name ("" for
+	// none).
+	indexed map[string]string
 	policy  LoadPolicy
 	notes   func(context.Context) []string // see SetNotes
 }
@@ -96,7 +99,7 @@ type Searcher struct {
 // loads hits by DefaultLoad; SetLoadPolicy(ReferenceLoad) loads every hit,
 // as the reference does.
 func New(reg *tool.Registry, ranker search.Ranker) *Searcher {
-	return &Searcher{reg: reg, ranker: ranker, indexed: make(map[string]bool), policy: DefaultLoad}
+	return &Searcher{reg: reg, ranker: ranker, indexed: make(map[string]string), policy: DefaultLoad}
 }
 
 // Ranker returns the ranker the Searcher uses.
@@ -132,10 +135,16 @@ func (s *Searcher) Sync() {
 		switch {
 		case t.Exposure.Loadable():
 			add = append(add, Document(t))
-			s.indexed[t.Name] = true
-		case s.indexed[t.Name]:
-			remove = append(remove, t.Name)
-			delete(s.indexed, t.Name)
+			ns := ""
+			if t.Namespace != nil {
+				ns = t.Namespace.Name
+			}
+			s.indexed[t.Name] = ns
+		default:
+			if _, ok := s.indexed[t.Name]; ok {
+				remove = append(remove, t.Name)
+				delete(s.indexed, t.Name)
+			}
 		}
 	}
 	if len(remove) > 0 {
@@ -168,6 +177,24 @@ var (
 // Find ranks the shelf's candidates (loadable tools that are not active)
 // for query, without loading anything.
 func (s *Searcher) Find(query string, limit int) (Outcome, error) {
+	return s.FindIn(query, limit, Scope{})
+}
+
+// Scope says which indexed tools a search ranks: by default the shelf's,
+// the loadable tools that are not active.
+type Scope struct {
+	// Active ranks the active (loaded) tools too: a codemode script may
+	// call a tool whether or not the model has it declared.
+	Active bool
+	// Namespace, when set, ranks only the tools of the namespace of that
+	// name (mcp__github).
+	Namespace string
+}
+
+// FindIn ranks the indexed tools that scope admits for query, without
+// loading anything: the same index and ranker as Find, whose statistics
+// are computed over the admitted tools only.
+func (s *Searcher) FindIn(query string, limit int, scope Scope) (Outcome, error) {
 	if reftext.TrimJS(query) == "" {
 		return Outcome{}, ErrEmptyQuery
 	}
@@ -176,19 +203,35 @@ func (s *Searcher) Find(query string, limit int) (Outcome, error) {
 	}
 	s.Sync()
 	var exclude []string
-	for _, name := range s.reg.ActiveNames() {
-		if s.isIndexed(name) {
-			exclude = append(exclude, name)
+	s.mu.Lock()
+	if scope.Namespace != "" {
+		for name, ns := range s.indexed {
+			if ns != scope.Namespace {
+				exclude = append(exclude, name)
+			}
+		}
+	}
+	s.mu.Unlock()
+	// The candidates' statistics are sums over what is excluded: a fixed
+	// order keeps the scores the same from one search to the next.
+	slices.Sort(exclude)
+	if !scope.Active {
+		for _, name := range s.reg.ActiveNames() {
+			if ns, ok := s.indexedIn(name); ok && (scope.Namespace == "" || ns == scope.Namespace) {
+				exclude = append(exclude, name)
+			}
 		}
 	}
 	res := s.ranker.Search(search.Query{Text: query, Limit: limit, Exclude: exclude})
 	return Outcome{Hits: res.Hits, Hint: res.Hint}, nil
 }
 
-func (s *Searcher) isIndexed(name string) bool {
+// indexedIn returns the namespace of an indexed tool.
+func (s *Searcher) indexedIn(name string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.indexed[name]
+	ns, ok := s.indexed[name]
+	return ns, ok
 }
 
 // LoadPolicy decides how many of a search's hits are loaded. The zero

@@ -359,3 +359,41 @@ func TestLoadPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestFindInScope: Find leaves loaded tools out, FindIn with Active
+// ranks them too, and a namespace narrows the candidates to its tools
+// (and a withdrawn tool is never a candidate).
+func TestFindInScope(t *testing.T) {
+	reg, s := newShelf(t, search.ModeToolshelf)
+	if err := reg.Register(tool.Tool{Name: "mcp__files__list_files", Description: "List issues of files.", Exposure: tool.Deferred,
+		Namespace: &tool.Namespace{Name: "mcp__files"}}); err != nil {
+		t.Fatal(err)
+	}
+	reg.Activate("mcp__tracker__list_issues")
+	names := func(out toolsearch.Outcome, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, h := range out.Hits {
+			n = append(n, h.Name)
+		}
+		return n
+	}
+	if got := names(s.Find("list issues", 8)); strings.Contains(strings.Join(got, " "), "mcp__tracker__list_issues") {
+		t.Errorf("Find ranked a loaded tool: %v", got)
+	}
+	got := names(s.FindIn("list issues", 8, toolsearch.Scope{Active: true}))
+	if len(got) == 0 || got[0] != "mcp__tracker__list_issues" || !strings.Contains(strings.Join(got, " "), "mcp__files__list_files") {
+		t.Errorf("FindIn Active: %v", got)
+	}
+	got = names(s.FindIn("list issues", 8, toolsearch.Scope{Active: true, Namespace: "mcp__files"}))
+	if diff := cmp.Diff([]string{"mcp__files__list_files"}, got); diff != "" {
+		t.Errorf("FindIn namespace mcp__files (-want +got):\n%s", diff)
+	}
+	got = names(s.FindIn("issue", 8, toolsearch.Scope{Namespace: "mcp__tracker"}))
+	if diff := cmp.Diff([]string{"mcp__tracker__create_issue"}, got); diff != "" {
+		t.Errorf("FindIn namespace mcp__tracker without loaded tools (-want +got):\n%s", diff)
+	}
+}

@@ -35,10 +35,13 @@ misses, removals, tools loaded against tools needed (overhead factor) and failed
 Strategies: full (every tool of the profile declared up front), search (deferred, loaded with
 tool_search), reference (the reference system's tool_search on the same tasks: its BM25 ranker
 and loading every match; the baseline search is compared with), select (two-phase: a selection
-request with the catalog before every request) and select+lock (one selection per task, kept for
-its turns); the oracle answers selection requests with the task's own tools, so the select
+request with the catalog before every request), select+lock (one selection per task, kept for
+its turns) and codemode (the tools have codemode exposure: the oracle writes one script per task
+that finds each step's tool with searchTools and calls it, and only the script's output reaches
+the model); the oracle answers selection requests with the task's own tools, so the select
 figures measure token cost, not selection accuracy. --ranker, --load and --cutoff apply to
-search and the select strategies' fallback, not to reference.
+search and the select strategies' fallback, --ranker to codemode's searchTools, none to
+reference.
 Classes: changes (Anthropic claude-opus-5-5), additions (OpenAI Responses
 gpt-5.6-sol), none and bridge (Chat Completions, llama-3.3-70b).
 
@@ -47,8 +50,11 @@ window, so full does not fit) and team (11 servers, ~99k tokens). Without --prof
 corpus first. The last line summarises the last profile:
   search/full tool-tokens=<x>% overhead=<x> preservation(changes)=<x> preservation(bridge)=<x> failed-steps=<n>
 followed, when reference ran, by the tools loaded per task and the share of steps found by search
-and by reference, and, when select+lock ran, by the multi-step tool tokens per request of search
-and select+lock and select+lock's preservation on changes and bridge.`,
+and by reference, when select+lock ran, by the multi-step tool tokens per request of search
+and select+lock and select+lock's preservation on changes and bridge, and, when codemode ran, by
+codemode's and search's input tokens and requests on multi-step and one-step tasks (changes) and
+codemode's failed steps. When codemode ran, a table by task length (one step, more) before the
+notes compares the input tokens, requests and failed steps of search, select+lock and codemode.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict}
@@ -125,7 +131,7 @@ and select+lock and select+lock's preservation on changes and bridge.`,
 	f.StringVar(&tasksFile, "tasks", "", "task suite (JSON Lines, DESIGN §5), e.g. ../shared/eval/dev-tasks.jsonl (default: the embedded suite)")
 	f.StringVar(&profiles, "profile", "", "profiles to run, comma-separated: corpus, team (default: both)")
 	f.StringVar(&servers, "servers", "", "a custom profile: built-in catalog servers, comma-separated")
-	f.StringVar(&strategies, "strategies", "", "strategies to run, comma-separated: full, search, reference, select, select+lock (default: all)")
+	f.StringVar(&strategies, "strategies", "", "strategies to run, comma-separated: full, search, reference, select, select+lock, codemode (default: all)")
 	f.StringVar(&classes, "classes", "", "classes to run, comma-separated: changes, additions, none, bridge (default: all)")
 	f.IntVar(&load, "load", bench.DefaultLoad.Max, "ranked matches a search loads at most (0: every match up to the limit, as the reference)")
 	f.Float64Var(&cutoff, "cutoff", bench.DefaultLoad.Relative, "load a ranked match only when its score is at least this fraction of the best (0: no cut-off)")

@@ -81,3 +81,27 @@ func TestEmulateCommand(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 }
+
+// TestBenchSearchAndCodemode: bench --strategies search,codemode runs and
+// prints codemode's rows, the table by task length and codemode's part of
+// the summary.
+func TestBenchSearchAndCodemode(t *testing.T) {
+	tasks := filepath.Join(t.TempDir(), "tasks.jsonl")
+	task := `{"id":"x1","prompt":"Find the Sentry issue and post it to #oncall on Slack.","lang":"en","steps":[` +
+		`{"server":"sentry","tool":"get_sentry_resource","queries":["sentry issue details by id"]},` +
+		`{"server":"slack","tool":"slack_post_message","queries":["post slack message","send message to channel"]}]}` + "\n"
+	if err := os.WriteFile(tasks, []byte(task), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "bench", "--strategies", "search,codemode", "--tasks", tasks, "--profile", "team", "--classes", "changes")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "input/requests(changes) multi-step: codemode=") || !strings.HasSuffix(last, "codemode failed-steps=0") {
+		t.Errorf("last line %q", last)
+	}
+	if !strings.Contains(out, "By task length") || !strings.Contains(out, "codemode/changes: scripts 1 (failed 0), tool calls in them 2 (failed 0)") {
+		t.Errorf("bench --strategies search,codemode:\n%s", out)
+	}
+}

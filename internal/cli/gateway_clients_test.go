@@ -202,6 +202,88 @@ func checkMetrics(t *testing.T, path string, want []string) {
 	}
 }
 
+// exerciseCodemode plays a model through a real client on the codemode
+// surface: list the tools, search for one that reads a file, run a script
+// that lists the folder of file and reads every file in it (a second file
+// is written beside it), returning a line per file, and a script that
+// names a tool that does not exist. It returns the metrics records the
+// calls should leave: the tool called and the script's inner calls.
+func exerciseCodemode(t *testing.T, c metaClient, file string) (want []string) {
+	t.Helper()
+	dir := filepath.Dir(file)
+	if err := os.WriteFile(filepath.Join(dir, "other.txt"), []byte("Another file.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	raw, names := c.list(t)
+	if slices.Sort(names); !slices.Equal(names, []string{"code", "tool_search"}) {
+		t.Fatalf("tools/list of the codemode surface: %v, want exactly code and tool_search", names)
+	}
+	if !strings.Contains(raw, "mcp__filesystem: Read and write the files of one folder") {
+		t.Errorf("the code tool does not list the configured server: %s", raw)
+	}
+	text, isErr := c.call(t, "tool_search", map[string]any{"query": "read a text file"})
+	if isErr || !strings.Contains(text, "## "+readTool) || !strings.Contains(text, "In a script: await tools."+readTool+"({...})") {
+		t.Fatalf("tool_search for reading a file on the codemode surface (error %v):\n%s", isErr, text)
+	}
+	dirJSON, _ := json.Marshal(dir)
+	script := `const dir = ` + string(dirJSON) + `;
+const list = await tools.mcp__filesystem__list_directory({path: dir});
+const names = list.content.split("\n").filter(l => l.startsWith("[FILE] ")).map(l => l.slice(7)).sort();
+const lines = [];
+for (const n of names) {
+  const f = await tools.` + readTool + `({path: dir + "/" + n});
+  lines.push(n + ": " + f.content.split("\n")[0]);
+}
+return lines.join("\n");`
+	first, _, _ := strings.Cut(readFileOf(t, file), "\n")
+	if text, isErr := c.call(t, "code", map[string]any{"code": script}); isErr || text != "note.txt: "+first+"\nother.txt: Another file." {
+		t.Errorf("the script over the folder: %q (error %v), want a line per file", text, isErr)
+	}
+	if text, isErr := c.call(t, "code", map[string]any{"code": "return await tools.mcp__filesystem__read_txt_file({path: \"x\"});"}); !isErr ||
+		!strings.Contains(text, "did you mean tools."+readTool) {
+		t.Errorf("a script calling a tool that does not exist: %q (error %v), want the closest names", text, isErr)
+	}
+	if again, _ := c.list(t); again != raw {
+		t.Errorf("tools/list changed after searches and scripts:\n%s\n%s", raw, again)
+	}
+	return []string{"tool_search", "code mcp__filesystem__list_directory " + readTool + " " + readTool, "code"}
+}
+
+func readFileOf(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// checkCodemodeMetrics checks that the metrics log holds the codemode
+// surface's searches and scripts, each script with its inner calls, in
+// order.
+func checkCodemodeMetrics(t *testing.T, path string, want []string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for line := range strings.Lines(string(data)) {
+		var rec tokens.Record
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		if rec.Strategy != "gateway-codemode" || rec.API != "mcp" || rec.ToolTokens == 0 ||
+			!slices.Equal(rec.Declared, []string{"tool_search", "code"}) || (len(rec.Inner) > 0) != (rec.InnerTokens > 0) {
+			t.Errorf("metrics record %+v, want the codemode surface's", rec)
+		}
+		got = append(got, strings.Join(append(rec.Called, rec.Inner...), " "))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the metrics log: %q, want %q", got, want)
+	}
+}
+
 // sdkClient is the TypeScript SDK's client, run by testdata/sdkclient.mjs
 // and driven request by request over its standard input and output.
 type sdkClient struct {
@@ -338,8 +420,10 @@ func toolNames(t *testing.T, raw json.RawMessage) []string {
 // over stdio (it starts the gateway) and over streamable HTTP with a
 // token, lists the meta surface, searches, and reads the real file
 // through call_tool, recovering from a malformed call with the schema the
-// gateway answers; every search and call reaches the metrics log. Over
-// stdio the direct surface declares tools while its server connects.
+// gateway answers; on the codemode surface it runs a script that lists
+// the real folder and reads every file in it; every search, call and
+// script (with its inner calls) reaches the metrics log. Over stdio the
+// direct surface declares tools while its server connects.
 func TestSDKClientThroughTheGateway(t *testing.T) {
 	c := realClients(t)
 	mcpFile, file, content := realFilesystem(t)
@@ -358,6 +442,22 @@ func TestSDKClientThroughTheGateway(t *testing.T) {
 		want := exerciseMeta(t, s, file, content)
 		s.close(t)
 		checkMetrics(t, metrics, want)
+	})
+	t.Run("stdio-codemode", func(t *testing.T) {
+		metrics := filepath.Join(t.TempDir(), "metrics.jsonl")
+		s := startSDKClient(t, c, "stdio", gatewayScript(t, "serve", "--mcp", mcpFile, "--metrics", metrics, "--surface", "codemode"))
+		want := exerciseCodemode(t, s, file)
+		s.close(t)
+		checkCodemodeMetrics(t, metrics, want)
+	})
+	t.Run("http-codemode", func(t *testing.T) {
+		const token = "sdk-client-token"
+		metrics := filepath.Join(t.TempDir(), "metrics.jsonl")
+		base, _ := startServeHTTP(t, "--mcp", mcpFile, "--metrics", metrics, "--http", "127.0.0.1:0", "--token", token)
+		s := startSDKClient(t, c, "http", base+"/mcp/codemode", token)
+		want := exerciseCodemode(t, s, file)
+		s.close(t)
+		checkCodemodeMetrics(t, metrics, want)
 	})
 	t.Run("stdio-direct", func(t *testing.T) {
 		s := startSDKClient(t, c, "stdio", gatewayScript(t, "serve", "--mcp", mcpFile, "--metrics", "off", "--surface", "direct"))
@@ -449,7 +549,8 @@ func (in inspector) call(t *testing.T, name string, args map[string]any) (string
 // (mcp-inspector --cli … --method tools/list, and tools/call with
 // --tool-name and --tool-arg k=v) reaches the real file through the meta
 // surface, over stdio, where each request starts a fresh gateway whose
-// server is still connecting, and over streamable HTTP with a token.
+// server is still connecting, and over streamable HTTP with a token; and
+// over stdio a script on the codemode surface reads the real folder.
 func TestInspectorThroughTheGateway(t *testing.T) {
 	c := realClients(t)
 	mcpFile, file, content := realFilesystem(t)
@@ -457,6 +558,11 @@ func TestInspectorThroughTheGateway(t *testing.T) {
 		metrics := filepath.Join(t.TempDir(), "metrics.jsonl")
 		want := exerciseMeta(t, inspector{c, []string{gatewayScript(t, "serve", "--mcp", mcpFile, "--metrics", metrics)}}, file, content)
 		checkMetrics(t, metrics, want)
+	})
+	t.Run("stdio-codemode", func(t *testing.T) {
+		metrics := filepath.Join(t.TempDir(), "metrics.jsonl")
+		want := exerciseCodemode(t, inspector{c, []string{gatewayScript(t, "serve", "--mcp", mcpFile, "--metrics", metrics, "--surface", "codemode")}}, file)
+		checkCodemodeMetrics(t, metrics, want)
 	})
 	t.Run("http", func(t *testing.T) {
 		const token = "inspector-token"
@@ -479,12 +585,12 @@ var conformanceScenarios = []string{
 
 // TestConformanceServerScenarios runs the official MCP conformance suite's
 // server scenarios that apply to any server against toolshelf serve
-// --http, on both surfaces: every check of each succeeds.
+// --http, on every surface: every check of each succeeds.
 func TestConformanceServerScenarios(t *testing.T) {
 	c := realClients(t)
 	mcpFile, _, _ := realFilesystem(t)
 	base, _ := startServeHTTP(t, "--mcp", mcpFile, "--metrics", "off", "--http", "127.0.0.1:0")
-	for _, surface := range []string{"meta", "direct"} {
+	for _, surface := range []string{"meta", "direct", "codemode"} {
 		for _, scenario := range conformanceScenarios {
 			t.Run(surface+"/"+scenario, func(t *testing.T) {
 				results := t.TempDir()

@@ -18,6 +18,7 @@ import (
 	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/bench/standin"
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/internal/safetext"
 	"github.com/toolshelf/toolshelf/llm"
@@ -45,6 +46,7 @@ type agentFlags struct {
 	maxTurns, maxTokens        int
 	firstWait                  time.Duration
 	metrics                    string
+	script                     string
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -67,6 +69,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxTurns, "max-turns", 50, "requests per prompt at most")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "output tokens per answer at most (default: the provider's)")
 	fl.DurationVar(&f.firstWait, "mcp-wait", 10*time.Second, "how long the first prompt waits for MCP servers whose tools are declared up front")
+	fl.StringVar(&f.script, "script", "", "with --provider emulator: a JSON Lines file of replies to play in order instead of the stand-in model (as emulate --script)")
 	fl.StringVar(&f.metrics, "metrics", "", "append a token record per model request to this JSON Lines file, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl; read it with toolshelf stats)")
 }
 
@@ -129,6 +132,9 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		MCPFile:    mcpFile,
 		Logger:     slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})),
 		ClientName: "toolshelf", ClientVersion: version(),
+		// --tools +codemode declares the codemode tool without codemode
+		// servers: it must be registered for the pattern to find it.
+		Codemode: toolshelf.CodemodeConfig{Enable: activates(f.tools, codemode.Name)},
 	}
 	if f.metrics != metricsOff {
 		if cfg.Metrics, err = r.metricsPath(); err != nil {
@@ -219,6 +225,9 @@ func (r *agentRun) provider() (toolshelf.Provider, error) {
 			fmt.Fprintln(r.e.stderr, "toolshelf: no ANTHROPIC_API_KEY or OPENAI_API_KEY: answering with the built-in emulator (--provider emulator)")
 		}
 	}
+	if f.script != "" && name != "emulator" {
+		return toolshelf.Provider{}, usagef("--script plays replies in the emulator: use it with --provider emulator")
+	}
 	p := toolshelf.Provider{Name: name, Model: f.model, BaseURL: f.baseURL, MaxTokens: f.maxTokens}
 	var api provider.API
 	switch name {
@@ -241,7 +250,15 @@ func (r *agentRun) provider() (toolshelf.Provider, error) {
 			p.Model = "claude-opus-5-5"
 		}
 		api = guessAPI(p.Model)
-		url, stop, err := startEmulator()
+		var responder emulator.Responder = standin.Scout{}
+		if f.script != "" {
+			s, err := emulator.ReadScript(f.script)
+			if err != nil {
+				return p, fmt.Errorf("--script: %w", err)
+			}
+			responder = s
+		}
+		url, stop, err := startEmulator(responder)
 		if err != nil {
 			return p, err
 		}
@@ -263,11 +280,11 @@ func (r *agentRun) provider() (toolshelf.Provider, error) {
 	return p, nil
 }
 
-// startEmulator serves an in-process emulator whose responder,
-// standin.Scout, plays a model that searches, calls what it found and
-// reports the result.
-func startEmulator() (url string, stop func(), err error) {
-	srv, err := emulator.New(emulator.Config{Responder: standin.Scout{}})
+// startEmulator serves an in-process emulator with a responder:
+// standin.Scout, which plays a model that searches, calls what it found
+// and reports the result, or the replies of --script.
+func startEmulator(responder emulator.Responder) (url string, stop func(), err error) {
+	srv, err := emulator.New(emulator.Config{Responder: responder})
 	if err != nil {
 		return "", nil, err
 	}
@@ -334,6 +351,19 @@ func (r *agentRun) prompt(ctx context.Context, text string) error {
 	}
 	r.out.endTurn()
 	return runErr
+}
+
+// activates reports whether the --tools patterns activate the named tool.
+func activates(spec, name string) bool {
+	for _, item := range splitList(spec) {
+		if item[0] == '-' {
+			continue
+		}
+		if provider.Match(strings.TrimPrefix(item, "+"), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // applyToolPatterns activates (+pattern or pattern) and deactivates

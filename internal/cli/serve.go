@@ -34,10 +34,14 @@ Surfaces (--surface on stdio; the URL path over HTTP):
   meta    (default) tool_search and call_tool, a fixed tools/list: search returns the found
           tools' definitions, call_tool validates the arguments and runs the tool
   direct  every upstream tool, typed, for clients that defer tools themselves
+  codemode tool_search and code, a fixed tools/list: code runs a JavaScript script in which the
+          upstream tools are functions (tools.<name>(args), searchTools), under limits (30 s,
+          256 MiB, 1 MiB of output, 1,000 calls, 8 at a time); only what the script logs and
+          returns goes back to the client, and a cancelled request stops the script
 
 Standard input and output by default (the client starts the gateway); --http ADDR serves
-streamable HTTP at http://ADDR/mcp (meta), /mcp/meta and /mcp/direct, stateless, for clients of
-both protocol generations. HTTP listens on loopback unless told otherwise, and an address other
+streamable HTTP at http://ADDR/mcp (meta), /mcp/meta, /mcp/direct and /mcp/codemode, stateless,
+for clients of both protocol generations. HTTP listens on loopback unless told otherwise, and an address other
 machines can reach needs --token. Upstream servers connect in the background: the gateway
 answers at once, and a search waits for servers still connecting. Tools hidden in the servers
 file ("toolExposure": {"delete_*": "hidden"}) are denied on every surface. Every search and call
@@ -87,7 +91,10 @@ is appended to the metrics log (read it with toolshelf stats).`,
 				return err
 			}
 			defer shelf.Close()
-			g := gateway.New(shelf, gateway.Config{Name: "toolshelf", Version: version(), AlwaysLoad: always, Logger: logger})
+			g, err := gateway.New(shelf, gateway.Config{Name: "toolshelf", Version: version(), AlwaysLoad: always, Logger: logger})
+			if err != nil {
+				return err
+			}
 			defer g.Close()
 			if list {
 				return listSurface(e, shelf, g, s, wait)
@@ -99,14 +106,14 @@ is appended to the metrics log (read it with toolshelf stats).`,
 				}
 				return err
 			}
-			fmt.Fprintf(e.stderr, "toolshelf gateway on http://%s/mcp (meta), /mcp/direct (direct)\n", ln.Addr())
+			fmt.Fprintf(e.stderr, "toolshelf gateway on http://%s/mcp (meta), /mcp/direct (direct), /mcp/codemode (codemode)\n", ln.Addr())
 			hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 			return serveUntilDone(e.ctx, hs, ln)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&mcpFile, "mcp", "", "MCP servers file in the mcpServers format (default: ./.toolshelf/mcp.json, then $XDG_CONFIG_HOME/toolshelf/mcp.json)")
-	fl.StringVar(&surface, "surface", string(gateway.Meta), "what stdio clients see: meta (tool_search and call_tool) or direct (every upstream tool)")
+	fl.StringVar(&surface, "surface", string(gateway.Meta), "what stdio clients see: meta (tool_search and call_tool), direct (every upstream tool) or codemode (tool_search and code)")
 	fl.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of standard input and output")
 	fl.StringVar(&token, "token", os.Getenv("TOOLSHELF_TOKEN"), "bearer token HTTP clients must send (default $TOOLSHELF_TOKEN); required beyond loopback")
 	fl.StringVar(&metrics, "metrics", "", "metrics log of searches and calls, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl)")

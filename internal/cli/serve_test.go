@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -117,7 +120,7 @@ func TestServeHTTPNeedsTheToken(t *testing.T) {
 			args := append([]string{"--mcp", testMCP(t, nil), "--metrics", "off", "-v", "--http", "0.0.0.0:0"}, c.flags...)
 			base, stderr := startServeHTTP(t, args...)
 			body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-			for _, path := range []string{"/mcp", "/mcp/meta", "/mcp/direct"} {
+			for _, path := range []string{"/mcp", "/mcp/meta", "/mcp/direct", "/mcp/codemode"} {
 				for _, auth := range []string{"", "Bearer wrong", token, "Bearer " + token} {
 					req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
 					if err != nil {
@@ -153,5 +156,37 @@ func TestServeHTTPNeedsTheToken(t *testing.T) {
 				t.Errorf("the token reached the log: %s", stderr)
 			}
 		})
+	}
+}
+
+// TestServeListCodemode: serve --list --surface codemode prints what a
+// client of the codemode surface is told, code and tool_search with their
+// tokens and the total that gateway.Tokens counts; an unknown surface is a
+// usage error that names the three.
+func TestServeListCodemode(t *testing.T) {
+	code, out, errOut := run(t, "serve", "--mcp", testMCP(t, nil), "--metrics", "off", "--list", "--surface", "codemode")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	total := 0
+	var names []string
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) != 2 || f[0] == "TOOL" {
+			continue
+		}
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n <= 0 {
+			t.Errorf("line %q: want a tool and its tokens", line)
+		}
+		names = append(names, f[0])
+		total += n
+	}
+	if !slices.Equal(names, []string{"tool_search", "code"}) || !strings.Contains(out, fmt.Sprintf("codemode surface: 2 tools, %d tokens of tool definitions", total)) {
+		t.Errorf("serve --list --surface codemode:\n%s", out)
+	}
+	code, _, errOut = run(t, "serve", "--mcp", testMCP(t, nil), "--metrics", "off", "--surface", "nope")
+	if code != 2 || !strings.Contains(errOut, `unknown surface "nope"`) || !strings.Contains(errOut, "codemode (tool_search and code") {
+		t.Errorf("--surface nope: exit %d, %q", code, errOut)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/session"
 )
@@ -281,6 +282,9 @@ func writeEntry(w io.Writer, en session.Entry) {
 				status = " (error)"
 			}
 			printf(w, "%s← %s%s: %s\n", prefix, m.ToolName, status, oneLine(llm.ContentText(m.Content, " "), 100))
+			if m.ToolName == codemode.Name {
+				writeScriptCalls(w, prefix, m.Details)
+			}
 		case llm.RoleAssistant:
 			if t := llm.ContentText(m.Content, " "); t != "" {
 				printf(w, "%sassistant: %s\n", prefix, oneLine(t, 100))
@@ -296,6 +300,30 @@ func writeEntry(w io.Writer, en session.Entry) {
 		}
 	default:
 		printf(w, "%s(%s entry)\n", prefix, en.Type)
+	}
+}
+
+// maxShownCalls bounds the lines a codemode result's calls take.
+const maxShownCalls = 20
+
+// writeScriptCalls prints the tool calls a codemode script made, which its
+// result's details keep.
+func writeScriptCalls(w io.Writer, prefix string, details json.RawMessage) {
+	d, ok := codemode.ReadDetails(details)
+	if !ok {
+		return
+	}
+	indent := strings.Repeat(" ", len(prefix))
+	for i, c := range d.Calls {
+		if i == maxShownCalls {
+			printf(w, "%s  … %d more calls\n", indent, len(d.Calls)-i)
+			break
+		}
+		status := ""
+		if c.IsError {
+			status = " (error)"
+		}
+		printf(w, "%s  ↳ %s %s%s: %s\n", indent, oneLine(c.Tool, 64), oneLine(string(c.Arguments), 60), status, oneLine(c.Result, 60))
 	}
 }
 

@@ -248,6 +248,10 @@ func summarize(records []tokens.Record, est map[string]int) stats {
 		for _, name := range r.Called {
 			get(name).Calls++
 		}
+		// A codemode script's calls are calls of their tools too.
+		for _, name := range r.Inner {
+			get(name).Calls++
+		}
 	}
 	for _, d := range days {
 		d.finish()

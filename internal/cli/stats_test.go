@@ -273,3 +273,17 @@ func TestStatsDefaultLog(t *testing.T) {
 		t.Errorf("exit %d, %q, %q", code, out, errOut)
 	}
 }
+
+// TestStatsCountsScriptCalls: a codemode script's calls count as calls of
+// their tools, so a tool only scripts call is not "never used".
+func TestStatsCountsScriptCalls(t *testing.T) {
+	st := summarize([]tokens.Record{{Time: time.Now(), Declared: []string{"codemode", "mcp__fs__read"},
+		Called: []string{"codemode"}, Inner: []string{"mcp__fs__read", "mcp__fs__read"}, InnerTokens: 40}}, nil)
+	calls := map[string]int{}
+	for _, tl := range st.Tools {
+		calls[tl.Name] = tl.Calls
+	}
+	if calls["codemode"] != 1 || calls["mcp__fs__read"] != 2 || len(st.NeverUsed) != 0 {
+		t.Errorf("calls %v, never used %v", calls, st.NeverUsed)
+	}
+}

@@ -1,0 +1,193 @@
+package codemode_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/toolshelf/toolshelf/codemode"
+	"github.com/toolshelf/toolshelf/tool"
+)
+
+// heapObjects is the bytes of heap objects, live or not yet swept.
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// watchHeap samples the heap until stop is closed and returns the peak
+// growth over the start.
+func watchHeap(stop <-chan struct{}) <-chan uint64 {
+	out := make(chan uint64, 1)
+	runtime.GC()
+	start := heapObjects()
+	go func() {
+		var peak uint64
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			if h := heapObjects(); h > start {
+				peak = max(peak, h-start)
+			}
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return out
+}
+
+// TestLimitsStopRunawayScripts runs the scripts the limits exist for and
+// checks that each stops with the error of its limit, that the heap
+// stays bounded while it runs, and that no goroutine is left behind (a
+// synctest bubble for the scripts that block, goroutine counts for those
+// that spin).
+//
+// The figures seen on the development machine (2 cores, a 64 MiB limit):
+// the allocation, object and string bombs stopped at a live-heap growth
+// of 64.5, 68.4 and 75.1 MiB, while the test's own sampler saw the heap
+// (garbage included) peak 68.4, 72.3 and 97.1 MiB above its start; the
+// other scripts grew it by under 11 MiB. The test fails past four times
+// the limit.
+func TestLimitsStopRunawayScripts(t *testing.T) {
+	var calls atomic.Int64
+	hang := tool.HandlerFunc(func(ctx context.Context, _ json.RawMessage) (*tool.Result, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	reg := testRegistry(t,
+		tool.Tool{Name: "count", Exposure: tool.Deferred, Handler: tool.HandlerFunc(func(context.Context, json.RawMessage) (*tool.Result, error) {
+			calls.Add(1)
+			return tool.TextResult("ok"), nil
+		})},
+		tool.Tool{Name: "hang", Exposure: tool.Deferred, Handler: hang})
+	// The scripts that other limits stop run with a time limit they never
+	// reach (the race detector slows goja tenfold), those the time limit
+	// stops with one of a second.
+	limits := codemode.Limits{Timeout: 10 * time.Minute, Memory: 64 << 20, Output: 1 << 20, Calls: 1000}
+	r, _ := newRunner(t, reg, limits)
+	short := limits
+	short.Timeout = time.Second
+	rShort, _ := newRunner(t, reg, short)
+	for _, c := range []struct {
+		name, code string
+		limit      codemode.Limit
+		err        error
+		message    string
+	}{
+		{name: "infinite loop", code: `while (true) {}`, limit: codemode.LimitTimeout,
+			message: "it ran longer than 1s, over its time limit of 1s (Limits.Timeout)"},
+		{name: "allocation bomb", code: `const a = []; while (true) { a.push("x".repeat(1 << 20) + a.length); }`, limit: codemode.LimitMemory,
+			message: "over its memory limit of 64 MiB (Limits.Memory)"},
+		{name: "object bomb", code: `const a = []; while (true) { a.push({i: a.length, s: String(a.length) + "y".repeat(4096)}); }`, limit: codemode.LimitMemory,
+			message: "over its memory limit of 64 MiB (Limits.Memory)"},
+		{name: "string bomb", code: `let s = "x"; const keep = []; while (true) { s = s + s.slice(0, 1 << 20) + "y"; keep.push(s); }`, limit: codemode.LimitMemory,
+			message: "over its memory limit of 64 MiB (Limits.Memory)"},
+		{name: "10,000 tool calls", code: `for (let i = 0; i < 10000; i++) { await tools.count({}); } return "done";`, limit: codemode.LimitCalls,
+			message: "it made more than 1000 tool calls, over its tool-call limit of 1000 (Limits.Calls)"},
+		{name: "10,000 calls at once", code: `await Promise.all(Array.from({length: 10000}, () => tools.count({})));`, limit: codemode.LimitCalls,
+			message: "it made more than 1000 tool calls"},
+		{name: "10 MB returned", code: `return "x".repeat(10 * 1024 * 1024);`, limit: codemode.LimitOutput,
+			message: "it wrote more than 1 MiB of output, over its output limit of 1 MiB (Limits.Output)"},
+		{name: "10 MB logged", code: `for (let i = 0; i < 10240; i++) console.log("y".repeat(1024));`, limit: codemode.LimitOutput,
+			message: "over its output limit of 1 MiB (Limits.Output)"},
+		{name: "promise never settled", code: `await new Promise(() => {}); return "never";`, err: codemode.ErrNeverSettled},
+		{name: "call that never returns", code: `await tools.hang({}); return "never";`, limit: codemode.LimitTimeout,
+			message: "over its time limit of 1s"},
+		{name: "deep recursion", code: `function f(n) { return f(n + 1) + 1; } return f(0);`,
+			message: "RangeError: Maximum call stack size exceeded"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls.Store(0)
+			stop := make(chan struct{})
+			peak := watchHeap(stop)
+			run := r
+			if c.limit == codemode.LimitTimeout {
+				run = rShort
+			}
+			// Scripts that block run in a synctest bubble, whose end
+			// waits for every goroutine the script started and fails
+			// if one is left blocked. Those that spin on the CPU (the
+			// bubble's clock would not move for them) are checked by
+			// counting goroutines.
+			var res *codemode.Result
+			if spins[c.name] {
+				before := runtime.NumGoroutine()
+				res = run.Run(context.Background(), c.code)
+				if after := goroutinesAfter(before); after > before {
+					buf := make([]byte, 1<<16)
+					t.Errorf("%d goroutines before the script, %d after:\n%s", before, after, buf[:runtime.Stack(buf, true)])
+				}
+			} else {
+				synctest.Test(t, func(*testing.T) { res = run.Run(context.Background(), c.code) })
+			}
+			close(stop)
+			grown := <-peak
+			t.Logf("peak heap growth %.1f MiB; error: %v", float64(grown)/(1<<20), res.Err)
+			if grown > 4*uint64(limits.Memory) {
+				t.Errorf("the heap grew by %d MiB, past four times the limit", grown>>20)
+			}
+			var le *codemode.LimitError
+			switch {
+			case c.err != nil:
+				if !errors.Is(res.Err, c.err) {
+					t.Errorf("error %v, want %v", res.Err, c.err)
+				}
+			case c.limit != "":
+				if !errors.As(res.Err, &le) || le.Limit != c.limit {
+					t.Errorf("error %v, want the %s limit's", res.Err, c.limit)
+				}
+			}
+			if c.message != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), c.message)) {
+				t.Errorf("error %v, want it to say %q", res.Err, c.message)
+			}
+			if c.limit == codemode.LimitCalls && (len(res.Calls) != limits.Calls || calls.Load() > int64(limits.Calls)) {
+				t.Errorf("%d calls recorded, %d made; want at most %d", len(res.Calls), calls.Load(), limits.Calls)
+			}
+			if !strings.HasPrefix(res.Text(), "Error: ") {
+				t.Errorf("the model's text does not start with the error: %.200q", res.Text())
+			}
+		})
+	}
+}
+
+// spins names the cases whose scripts run on the CPU until a limit
+// stops them; they make no tool calls, so the only goroutine Run starts
+// is its watcher.
+var spins = map[string]bool{"infinite loop": true, "allocation bomb": true, "object bomb": true, "string bomb": true}
+
+// goroutinesAfter returns the number of goroutines once those that have
+// finished their work had the chance to exit: it yields until the count
+// is down to want, or a thousand times. A goroutine still blocked is
+// counted whatever the yields.
+func goroutinesAfter(want int) int {
+	n := runtime.NumGoroutine()
+	for i := 0; i < 1000 && n > want; i++ {
+		runtime.Gosched()
+		n = runtime.NumGoroutine()
+	}
+	return n
+}
+
+// TestScriptAfterAStopRuns: a runner keeps working after its scripts hit
+// their limits.
+func TestScriptAfterAStopRuns(t *testing.T) {
+	r, _ := newRunner(t, testRegistry(t), codemode.Limits{Timeout: 50 * time.Millisecond})
+	if res := r.Run(context.Background(), `while (true) {}`); res.Err == nil {
+		t.Fatal("the loop was not stopped")
+	}
+	if res := r.Run(context.Background(), `return await tools.clock({})`); res.Err != nil || res.Value != "noon" {
+		t.Errorf("%q, %v", res.Value, res.Err)
+	}
+}

@@ -1,0 +1,209 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/toolshelf/toolshelf/internal/cut"
+	"github.com/toolshelf/toolshelf/tokens"
+	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
+)
+
+// Config says what scripts run against.
+type Config struct {
+	// Registry holds the tools scripts call: codemode and deferred tools
+	// (loaded or not), and direct tools while they are active. Required.
+	Registry *tool.Registry
+	// Searcher is the index of tool_search, which searchTools ranks with;
+	// nil leaves searchTools out (a script that calls it gets an error
+	// that says so).
+	Searcher *toolsearch.Searcher
+	// Validate, when set, checks a call's arguments against the tool's
+	// schema before the call (the agent's [agent.Validator.Validate]); its
+	// error rejects the call with its text.
+	Validate func(ctx context.Context, t tool.Tool, args []byte) error
+	// Wait, when set, runs before each call and may wait, within ctx, for
+	// the server that provides the tool to finish connecting
+	// ([mcpclient.Manager.WaitFor]).
+	Wait func(ctx context.Context, name string) error
+	// Limits bound each script; zero fields take [DefaultLimits].
+	Limits Limits
+	// Namespaces are listed in the codemode tool's description besides
+	// the namespaces of the registered codemode tools: the MCP servers
+	// configured with codemode exposure, whose tools register only once
+	// they connect.
+	Namespaces []tool.Namespace
+	// Budget bounds the tool listing of the description, in o200k tokens;
+	// zero means [DefaultBudget].
+	Budget int
+}
+
+// A Runner runs scripts. It is safe for concurrent use: each script has
+// a VM of its own.
+type Runner struct {
+	cfg     Config
+	limits  Limits
+	desc    string
+	counter *tokens.Counter // nil when the vocabulary could not be loaded
+}
+
+// New returns a Runner over cfg's registry and computes the codemode
+// tool's description from the tools registered now (see
+// [Runner.Description]).
+func New(cfg Config) (*Runner, error) {
+	if cfg.Registry == nil {
+		return nil, errors.New("codemode: Config.Registry is nil: give the registry whose tools scripts call")
+	}
+	if err := cfg.Limits.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Budget < 0 {
+		return nil, fmt.Errorf("codemode: Config.Budget is %d: use a positive number of tokens, or 0 for the default %d", cfg.Budget, DefaultBudget)
+	}
+	r := &Runner{cfg: cfg, limits: cfg.Limits.withDefaults()}
+	r.counter, _ = tokens.Default()
+	budget := cfg.Budget
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	r.desc = describe(cfg.Registry.Tools(), cfg.Namespaces, budget, r.limits, r.count)
+	return r, nil
+}
+
+// Limits returns the limits every script of the Runner runs under.
+func (r *Runner) Limits() Limits { return r.limits }
+
+// count returns the o200k tokens of s (an estimate of four bytes a token
+// when the vocabulary is not available).
+func (r *Runner) count(s string) int {
+	if r.counter == nil {
+		return (len(s) + 3) / 4
+	}
+	return r.counter.Count(s)
+}
+
+// Result is what one script did.
+type Result struct {
+	// Value is what the script returned: a string as it is, any other
+	// value as JSON, "" for undefined.
+	Value string
+	// Logs are the lines the script wrote with console.*, in order.
+	Logs []Log
+	// Calls are the tool calls the script made, in the order it made
+	// them.
+	Calls []Call
+	// Err says why the script failed: a *ScriptError (it threw, or does
+	// not compile), a *LimitError, ErrNeverSettled, or the context's
+	// error when the caller cancelled it. Nil when it returned.
+	Err error
+}
+
+// Log is one console line.
+type Log struct {
+	// Level is the console method: log, info, warn, error or debug.
+	Level string `json:"level"`
+	// Text is the line, its values joined by spaces.
+	Text string `json:"text"`
+}
+
+// Call is one tool call a script made, as the transcript keeps it.
+type Call struct {
+	// Tool is the tool's name.
+	Tool string `json:"tool"`
+	// Arguments are the call's arguments, as JSON; arguments longer than
+	// MaxRecordedBytes are kept as a JSON string of their start.
+	Arguments json.RawMessage `json:"arguments"`
+	// IsError reports a call that failed: the script saw a rejection.
+	IsError bool `json:"isError,omitempty"`
+	// Result is the start of the result's text (at most
+	// MaxRecordedBytes), what the script received.
+	Result string `json:"result"`
+	// ResultBytes and ResultTokens measure the whole text: what stayed in
+	// the script instead of reaching the model.
+	ResultBytes  int `json:"resultBytes"`
+	ResultTokens int `json:"resultTokens"`
+	// Millis is how long the call took, waits included.
+	Millis int64 `json:"ms"`
+}
+
+// MaxRecordedBytes bounds the arguments and the result text each [Call]
+// keeps, so that a script of a thousand calls adds a bounded record to
+// the session.
+const MaxRecordedBytes = 2 << 10
+
+// ScriptError is an error the script raised: an exception it did not
+// catch (a tool's rejection included), or code that does not compile.
+type ScriptError struct {
+	// Message is the exception as JavaScript prints it, with the line of
+	// the script where it was raised when known.
+	Message string
+}
+
+func (e *ScriptError) Error() string { return e.Message }
+
+// Text is what the model sees of a result: the console lines (warnings
+// and errors marked), then the returned value; for a failed script, the
+// error first.
+func (res *Result) Text() string {
+	var b strings.Builder
+	if res.Err != nil {
+		b.WriteString("Error: ")
+		b.WriteString(res.Err.Error())
+		if n := len(res.Calls); n > 0 {
+			fmt.Fprintf(&b, "\n(%d tool call%s made before it stopped.)", n, plural(n))
+		}
+	}
+	if len(res.Logs) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\nConsole output:")
+		}
+		for _, l := range res.Logs {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			switch l.Level {
+			case "warn", "error":
+				b.WriteString("[" + l.Level + "] ")
+			}
+			b.WriteString(l.Text)
+		}
+	}
+	if res.Value != "" {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(res.Value)
+	}
+	if b.Len() == 0 {
+		return "(the script returned nothing and logged nothing)"
+	}
+	return b.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// record returns s cut to MaxRecordedBytes, whole runes, marked when cut.
+func record(s string) string {
+	if len(s) <= MaxRecordedBytes {
+		return s
+	}
+	return s[:cut.Before(s, MaxRecordedBytes)] + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// recordArgs returns the arguments as kept in a Call.
+func recordArgs(args []byte) json.RawMessage {
+	if len(args) <= MaxRecordedBytes {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(record(string(args)))
+	return b
+}
