@@ -363,6 +363,14 @@ func (p *parser) parse(data []byte) []ServerConfig {
 		p.fail("", "not an mcp.json file: expected a JSON object", shapeFix)
 		return nil
 	}
+	// The whole file is checked first: a decoder's syntax errors count
+	// from the value it was decoding, and a file cut short is only an
+	// unexpected EOF to it, where a check of the whole names the line and
+	// column.
+	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
+		p.fail("", "invalid JSON: "+catalog.DescribeJSONError(data, err), "fix the syntax")
+		return nil
+	}
 	keys, values, err := objectEntries(data)
 	if err != nil {
 		p.fail("", "invalid JSON: "+catalog.DescribeJSONError(data, err), "fix the syntax")

@@ -216,6 +216,31 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 }
 
+// TestParseConfigSyntaxPosition: invalid JSON is reported at the line and
+// column of the offending character, wherever it is in the file, and a
+// file cut short at its last character (as catalog files are).
+func TestParseConfigSyntaxPosition(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, want string
+	}{
+		{"top level", "{\n  \"mcpServers\": {,}\n}", "line 2 column 18: invalid character ','"},
+		{"in a server", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n}}\n", "line 2 column 24: invalid character '}'"},
+		{"missing comma", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\" \"args\": []}\n}}", "line 2 column 24: invalid character '\"'"},
+		{"cut short", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\"}\n", "line 2 column 24: unexpected end of JSON input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig("mcp.json", []byte(tc.file))
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a *ConfigError", err)
+			}
+			if want := "invalid JSON: " + tc.want; !strings.HasPrefix(ce.Problem, want) {
+				t.Errorf("problem %q, want it to start with %q", ce.Problem, want)
+			}
+		})
+	}
+}
+
 func TestParseConfigCollectsAllErrors(t *testing.T) {
 	file := `{"mcpServers": {
   "good": {"command": "x"},
