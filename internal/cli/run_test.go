@@ -340,11 +340,20 @@ func TestChatRunsEachLineInOneSession(t *testing.T) {
 	}
 }
 
+// ownCache gives the test a pattern cache of its own (an empty cache
+// folder), so that a selection an earlier test, or an earlier run of the
+// same test (-count), made is not found.
+func ownCache(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+}
+
 // TestRunSelect: with --select the model first picks tools from the
 // catalog; only those are declared, after the head, and the lock is
 // recorded in the session, so a resumed session keeps it until a prompt
-// switches task.
+// switches task. The same task in a new session is answered from the
+// pattern cache, every time.
 func TestRunSelect(t *testing.T) {
+	ownCache(t)
 	dir, mcp := t.TempDir(), testMCP(t, nil)
 	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "--select", "Echo the text")
 	if code != 0 || !strings.HasPrefix(out, "mcp__t__echo returned:") {
@@ -381,13 +390,19 @@ func TestRunSelect(t *testing.T) {
 	if len(locks) != 2 || !strings.Contains(locks[1], "mcp__t__pid") {
 		t.Errorf("selection entries: %v", locks)
 	}
+	for range 2 {
+		code, out, errOut = runAgent(t, agentRunOpts{}, "--mcp", mcp, "--no-session", "--select", "Echo the text")
+		if code != 0 || !strings.Contains(errOut, "· selected mcp__t__echo (cache, 0 selection requests)") || !strings.HasPrefix(out, "mcp__t__echo returned:") {
+			t.Errorf("the same task again: exit %d, stdout %q:\n%s", code, out, errOut)
+		}
+	}
 }
 
 // TestRunSelectRecordsMetrics: the selection requests get a record of
 // their own, the agent's requests are marked select+lock, and toolUses
-// counts the calls that order the next selection's catalog. (The prompt
-// is not TestRunSelect's, whose selection the pattern cache keeps.)
+// counts the calls that order the next selection's catalog.
 func TestRunSelectRecordsMetrics(t *testing.T) {
+	ownCache(t)
 	metrics := filepath.Join(t.TempDir(), "metrics.jsonl")
 	mcp := testMCP(t, nil)
 	code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--no-session", "--select", "--metrics", metrics, "Echo the given text")
@@ -415,6 +430,7 @@ func TestRunSelectRecordsMetrics(t *testing.T) {
 // TestChatSelectAsks: in chat, a selection that finds nothing asks the
 // user, and the answer (the next line) selects the tools.
 func TestChatSelectAsks(t *testing.T) {
+	ownCache(t)
 	in := strings.NewReader("do the needful\nEcho the text\n")
 	var out, errOut bytes.Buffer
 	code := Main(context.Background(), []string{"chat", "--provider", "emulator", "--mcp", testMCP(t, nil), "--no-session",
