@@ -153,11 +153,18 @@ func (m *Manager) connect(s *server) {
 		}
 	}
 	m.mu.Lock()
+	stopped := m.closed || m.ctx.Err() != nil
 	if err == nil && m.closed {
 		err = errClosed
 	}
 	m.mu.Unlock()
-	if err != nil {
+	switch {
+	case err != nil && stopped:
+		// Closed, or the run ended, before the server answered: that is
+		// toolshelf stopping, not the server failing.
+		s.log.Debug("connecting stopped", "error", err)
+		err = fmt.Errorf("%s: %w", s.describe(), ErrStopped)
+	case err != nil:
 		// Logged before the state is published, so whoever waits for the
 		// server finds the failure in the log too.
 		s.log.Warn("connection failed", "error", err)

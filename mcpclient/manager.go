@@ -287,6 +287,11 @@ func (m *Manager) Close() error {
 
 var errClosed = errors.New("the MCP client was closed")
 
+// ErrStopped is the error of a server whose connection attempt toolshelf
+// itself stopped — the Manager was closed, or the context given to Start
+// ended, before the server had answered — rather than one that failed.
+var ErrStopped = errors.New("connecting was stopped before the server answered: toolshelf was shutting down")
+
 // spawn runs f in a goroutine that Close waits for. It reports false, and
 // does not run f, once the Manager is closed. It must not be called with
 // m.mu held.

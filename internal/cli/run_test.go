@@ -501,3 +501,21 @@ func TestMCPListShowsWholeErrorsAndFails(t *testing.T) {
 		t.Errorf("all connected: exit %d: %s%s", code, out, errOut)
 	}
 }
+
+// TestRunEndingBeforeServersConnectBlamesNoServer: a run that ends while a
+// healthy server is still starting says nothing against the server (it
+// was toolshelf that stopped).
+func TestRunEndingBeforeServersConnectBlamesNoServer(t *testing.T) {
+	path, _ := mcptest.Gate(t) // never opened: the server is still starting when the run ends
+	command, args, env := mcptest.Command(map[string]string{mcptest.FIFOEnv: path})
+	mcp := writeMCPConfig(t, map[string]any{"t": map[string]any{"command": command, "args": args, "env": env, "exposure": "direct"}})
+	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--no-session", "--mcp-wait", "0", "hello")
+	if code != 0 || out == "" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, errOut)
+	}
+	for _, bad := range []string{"connection failed", "starts an MCP server", "context canceled"} {
+		if strings.Contains(errOut, bad) {
+			t.Errorf("stderr has %q:\n%s", bad, errOut)
+		}
+	}
+}
