@@ -352,6 +352,21 @@ type parser struct {
 	errs   []error
 }
 
+// base is the folder relative commands and working folders of the file
+// are taken from: the file's own folder, or for a file in a .toolshelf
+// folder (./.toolshelf/mcp.json) the project folder that holds it, made
+// absolute.
+func (p *parser) base() string {
+	dir := filepath.Dir(p.file)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if filepath.Base(dir) == ".toolshelf" {
+		dir = filepath.Dir(dir)
+	}
+	return dir
+}
+
 func (p *parser) fail(server, problem, fix string) {
 	p.errs = append(p.errs, &ConfigError{File: p.file, Server: server, Problem: problem, Fix: fix})
 }
@@ -619,6 +634,15 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 			} else {
 				s.Cwd = filepath.Join(home, s.Cwd[1:])
 			}
+		}
+		// A relative path is the project's, wherever toolshelf runs:
+		// "./bin/server" next to the servers file. A bare program name
+		// is looked up in PATH.
+		if s.Command != "" && !filepath.IsAbs(s.Command) && filepath.Base(s.Command) != s.Command {
+			s.Command = filepath.Join(p.base(), s.Command)
+		}
+		if s.Cwd != "" && !filepath.IsAbs(s.Cwd) {
+			s.Cwd = filepath.Join(p.base(), s.Cwd)
 		}
 	case "http":
 		if s.URL == "" {

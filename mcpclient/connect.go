@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -223,8 +224,17 @@ func connectError(s *server, err error) error {
 	switch s.cfg.Type {
 	case "stdio":
 		fix = fmt.Sprintf("check that %q starts an MCP server on standard input and output", strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " "))
-		if errors.Is(err, exec.ErrNotFound) {
+		var pe *fs.PathError
+		switch {
+		case errors.As(err, &pe) && pe.Op == "chdir":
+			fix = fmt.Sprintf("its working folder %s cannot be entered; fix \"cwd\" (a relative one is taken from the servers file's folder)", pe.Path)
+		case errors.Is(err, exec.ErrNotFound):
 			fix = fmt.Sprintf("install %q or write its full path in \"command\"", s.cfg.Command)
+		case errors.Is(err, fs.ErrNotExist) && s.cfg.File != "":
+			fix = fmt.Sprintf("%s does not exist (a relative \"command\" is taken from the servers file's folder, "+
+				"or from the project folder above .toolshelf); write the path from there, an absolute path, or a program name found in PATH", s.cfg.Command)
+		case errors.Is(err, fs.ErrNotExist):
+			fix = fmt.Sprintf("%s does not exist; write the path of the server's program", s.cfg.Command)
 		}
 	case "http":
 		fix = fmt.Sprintf("check that %s is the server's streamable HTTP endpoint and reachable", s.cfg.URL)

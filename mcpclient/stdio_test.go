@@ -4,6 +4,7 @@ package mcpclient
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -184,6 +185,34 @@ func TestStdioMissingCommandFails(t *testing.T) {
 	for _, want := range []string{`"ghost"`, "mcp.json", "toolshelf-no-such-command", "install"} {
 		if !strings.Contains(st.Err.Error(), want) {
 			t.Errorf("error %q does not mention %q", st.Err, want)
+		}
+	}
+}
+
+// TestStdioRelativeCommandNamesWhatWasTried: a relative command that is
+// not there fails with the path that was tried and where relative
+// commands are taken from.
+func TestStdioRelativeCommandNamesWhatWasTried(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(file, []byte(`{"mcpServers": {"local": {"command": "./bin/server"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustManager(t, cfg)
+	defer m.Close()
+	m.Start(t.Context())
+	if err := m.WaitAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st := m.Servers()[0]
+	tried := filepath.Join(dir, "bin", "server")
+	for _, want := range []string{tried + " does not exist", `a relative "command" is taken from the servers file's folder`} {
+		if st.State != Failed || st.Err == nil || !strings.Contains(st.Err.Error(), want) {
+			t.Errorf("status %s, %v; want failed, saying %q", st.State, st.Err, want)
 		}
 	}
 }
