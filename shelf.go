@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -58,6 +59,9 @@ type Shelf struct {
 	mcp      *mcpclient.Manager
 	searcher *toolsearch.Searcher
 	metrics  *metricsLog
+	// mcpFile is Config.MCPFile made absolute, "" without one: what the
+	// shelf's sessions record.
+	mcpFile string
 
 	mu sync.Mutex
 	// baseline is the active set the first conversation started with;
@@ -98,9 +102,13 @@ func New(ctx context.Context, cfg Config) (*Shelf, error) {
 	searcher.Sync()
 
 	mcfg := &mcpclient.Config{}
+	var mcpFile string
 	if cfg.MCPFile != "" {
 		if mcfg, err = mcpclient.LoadConfig(cfg.MCPFile); err != nil {
 			return nil, err
+		}
+		if mcpFile, err = filepath.Abs(cfg.MCPFile); err != nil {
+			return nil, fmt.Errorf("toolshelf: %w", err)
 		}
 	}
 	mcfg.Servers = append(slices.Clone(mcfg.Servers), cfg.Servers...)
@@ -111,7 +119,7 @@ func New(ctx context.Context, cfg Config) (*Shelf, error) {
 	}
 	// A search says which servers failed to connect.
 	searcher.SetNotes(m.SearchNotes)
-	s := &Shelf{reg: reg, mcp: m, searcher: searcher}
+	s := &Shelf{reg: reg, mcp: m, searcher: searcher, mcpFile: mcpFile}
 	if cfg.Metrics != "" {
 		s.metrics = &metricsLog{path: cfg.Metrics}
 	}
@@ -127,6 +135,10 @@ func (s *Shelf) Registry() *tool.Registry { return s.reg }
 // MCP returns the shelf's MCP servers: their state, their waits and the
 // mcp_servers section.
 func (s *Shelf) MCP() *mcpclient.Manager { return s.mcp }
+
+// MCPFile returns the absolute path of the shelf's servers file
+// (Config.MCPFile), "" when it has none.
+func (s *Shelf) MCPFile() string { return s.mcpFile }
 
 // Searcher returns the shelf's tool_search, bound to its registry.
 func (s *Shelf) Searcher() *toolsearch.Searcher { return s.searcher }

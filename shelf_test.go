@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/toolshelf/toolshelf/llm/llmtest"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/mcpclient/mcptest"
+	"github.com/toolshelf/toolshelf/session"
 	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/transcript"
 )
@@ -205,5 +207,76 @@ func TestSelectionAndMetrics(t *testing.T) {
 	}
 	if strings.Join(strategies, " ") != "selection select+lock select+lock" {
 		t.Errorf("metrics records by strategy: %v", strategies)
+	}
+}
+
+// TestSessionRemembersTheServersFile: a new session records the shelf's
+// servers file (absolute) in its header; a resumed or forked session that
+// runs with another appends an entry naming it, and SessionMCPFile
+// returns the latest.
+func TestSessionRemembersTheServersFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	first, second := write("first.json"), write("second.json")
+	converse := func(mcpFile string, sc *toolshelf.SessionConfig) string {
+		t.Helper()
+		shelf, err := toolshelf.New(t.Context(), toolshelf.Config{MCPFile: mcpFile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer shelf.Close()
+		a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: llmtest.New(llmtest.Say("ok")), Session: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		run(t, a, "hello")
+		return a.Session().Path()
+	}
+	recorded := func(path string) string {
+		t.Helper()
+		got, err := toolshelf.SessionMCPFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	sessions := filepath.Join(dir, "sessions")
+	path := converse(first, &toolshelf.SessionConfig{Dir: sessions})
+	if got := recorded(path); got != first {
+		t.Errorf("new session: %q, want %q", got, first)
+	}
+	converse(first, &toolshelf.SessionConfig{Resume: path})
+	converse("", &toolshelf.SessionConfig{Resume: path}) // without a file nothing is forgotten
+	if got := recorded(path); got != first {
+		t.Errorf("resumed with the same file, and without one: %q, want %q", got, first)
+	}
+	converse(second, &toolshelf.SessionConfig{Resume: path})
+	if got := recorded(path); got != second {
+		t.Errorf("resumed with another file: %q, want %q", got, second)
+	}
+	fork := converse(first, &toolshelf.SessionConfig{Resume: path, Fork: true, Dir: sessions})
+	if recorded(fork) != first || recorded(path) != second {
+		t.Errorf("forked with the first file: fork %q, source %q", recorded(fork), recorded(path))
+	}
+	s, err := session.Open(path, &session.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var entries int
+	for _, e := range s.Entries() {
+		if e.Type == toolshelf.MCPFileEntry {
+			entries++
+		}
+	}
+	if s.Header().MCPFile != first || entries != 1 {
+		t.Errorf("header %q and %d servers file entries; want %q and 1", s.Header().MCPFile, entries, first)
 	}
 }
