@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,6 +35,10 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 		path, err := findMCPFile(file)
 		if err != nil {
 			return nil, err
+		}
+		if path == "" {
+			// Nothing to check is a failure of the check.
+			return nil, errors.New(noServersFile())
 		}
 		shelf, err := toolshelf.New(e.ctx, toolshelf.Config{MCPFile: path,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ClientName: "toolshelf", ClientVersion: version()})

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -113,11 +115,21 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 			r.close()
 		}
 	}()
+	// The session first: a --resume that names no session fails before
+	// a model or a server starts, and a resumed session says which
+	// servers file it ran with.
+	var sc *toolshelf.SessionConfig
+	if !f.noSession {
+		var err error
+		if sc, err = sessionConfig(f); err != nil {
+			return nil, err
+		}
+	}
 	prov, err := r.provider()
 	if err != nil {
 		return nil, err
 	}
-	mcpFile, err := findMCPFile(f.mcpFile)
+	mcpFile, err := r.serversFile(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -149,13 +161,7 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 	if f.firstWait <= 0 {
 		acfg.FirstWait = -1
 	}
-	if !f.noSession {
-		sc, err := sessionConfig(f)
-		if err != nil {
-			return nil, err
-		}
-		acfg.Session = sc
-	}
+	acfg.Session = sc
 	if f.selectTools {
 		sel := &toolshelf.SelectConfig{Ask: ask}
 		if f.selectFallback != "" {
@@ -172,6 +178,7 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		return nil, explainSessionError(err)
 	}
 	r.closers = append(r.closers, func() { _ = r.conv.Close() })
+	r.warnMissingServers(mcpFile)
 	if r.session = r.conv.Session(); r.session != nil {
 		if n := r.session.Recovered(); n > 0 {
 			fmt.Fprintf(e.stderr, "toolshelf: the session's last entry was cut short (the process writing it was stopped); its %d bytes were dropped\n", n)
@@ -284,23 +291,98 @@ func startEmulator() (url string, stop func(), err error) {
 	}, nil
 }
 
-// findMCPFile returns the MCP servers file: --mcp, else
-// ./.toolshelf/mcp.json, else $XDG_CONFIG_HOME/toolshelf/mcp.json; "" when
-// there is none.
-func findMCPFile(path string) (string, error) {
-	if path != "" {
-		return path, nil
+// serversFile returns the servers file of a run: --mcp, else the one a
+// resumed session last ran with, else the first of mcpCandidates that
+// exists; "" when there is none, after a note saying where toolshelf
+// looked and how to make one.
+func (r *agentRun) serversFile(sc *toolshelf.SessionConfig) (string, error) {
+	if r.flags.mcpFile != "" {
+		return r.flags.mcpFile, nil
 	}
+	if sc != nil && sc.Resume != "" {
+		// A session that cannot be read fails when it is opened, with
+		// the reason; here it only remembers nothing.
+		if recorded, err := toolshelf.SessionMCPFile(sc.Resume); err == nil && recorded != "" {
+			_, statErr := os.Stat(recorded)
+			if statErr == nil {
+				return recorded, nil
+			}
+			printf(r.e.stderr, "toolshelf: warning: the session ran with the servers file %s, which cannot be read now (%v); --mcp FILE names the one to use\n", recorded, unwrapPath(statErr))
+		}
+	}
+	path, err := findMCPFile("")
+	if path == "" && err == nil {
+		printLine(r.e.stderr, "toolshelf: "+noServersFile()+"; running without MCP tools")
+	}
+	return path, err
+}
+
+// warnMissingServers tells the person, when a resumed session declared
+// tools that no configured server provides, which servers they need and
+// how to get them: with no servers file in effect, that is the cause.
+func (r *agentRun) warnMissingServers(mcpFile string) {
+	var missing []string
+	for _, name := range r.reg.Pending() {
+		if ns, ok := mcpclient.Namespace(name); ok && !r.mcp.Provides(name) && !slices.Contains(missing, ns) {
+			missing = append(missing, ns)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	why := "no servers file is in effect"
+	if mcpFile != "" {
+		why = "the servers file " + mcpFile + " configures no such server"
+	}
+	printf(r.e.stderr, "toolshelf: warning: the session's tools of %s cannot be called: %s; name the servers file the session used with --mcp FILE\n",
+		strings.Join(missing, ", "), why)
+}
+
+// mcpCandidates are where toolshelf looks for the servers file without
+// --mcp, in order: ./.toolshelf/mcp.json, then
+// $XDG_CONFIG_HOME/toolshelf/mcp.json.
+func mcpCandidates() []string {
 	candidates := []string{filepath.Join(".toolshelf", "mcp.json")}
 	if dir, err := os.UserConfigDir(); err == nil {
 		candidates = append(candidates, filepath.Join(dir, "toolshelf", "mcp.json"))
 	}
-	for _, c := range candidates {
+	return candidates
+}
+
+// findMCPFile returns the MCP servers file: path (--mcp) when set, else the
+// first of mcpCandidates that exists; "" when there is none.
+func findMCPFile(path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	for _, c := range mcpCandidates() {
 		if _, err := os.Stat(c); err == nil {
 			return c, nil
 		}
 	}
 	return "", nil
+}
+
+// noServersFile says that no servers file was found, where toolshelf
+// looked, and how to make one.
+func noServersFile() string {
+	cands := mcpCandidates()
+	for i, c := range cands {
+		if !filepath.IsAbs(c) {
+			cands[i] = "./" + filepath.ToSlash(c)
+		}
+	}
+	return fmt.Sprintf(`no MCP servers file: looked for %s; create one holding {"mcpServers": {"NAME": {"command": "PROGRAM", "args": ["ARG"]}}}, or name one with --mcp FILE`,
+		strings.Join(cands, " and "))
+}
+
+// unwrapPath returns a path error's cause, without the path.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // sessionConfig maps --session-dir, --resume and --fork onto the front

@@ -519,3 +519,75 @@ func TestRunEndingBeforeServersConnectBlamesNoServer(t *testing.T) {
 		}
 	}
 }
+
+// TestRunResumeUsesTheSessionsServersFile: a session remembers the servers
+// file it ran with, and --resume without --mcp uses it (the README's
+// "run --resume last" used to find the session's tools "not available
+// yet … Try again later"); --mcp names another, which the session then
+// remembers. When the file is gone, the person is told exactly that, and
+// the model that no server provides the tools — never to try again later.
+func TestRunResumeUsesTheSessionsServersFile(t *testing.T) {
+	dir, mcp := t.TempDir(), testMCP(t, nil)
+	code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "Echo the text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	resume := func(args ...string) (string, string) {
+		t.Helper()
+		code, out, errOut := runAgent(t, agentRunOpts{}, append([]string{"--session-dir", dir, "--resume", "last"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		return out, errOut
+	}
+	if out, errOut := resume("Echo the text again"); !strings.HasPrefix(out, "mcp__t__echo returned:") {
+		t.Errorf("resumed without --mcp: stdout %q\n%s", out, errOut)
+	}
+
+	other := testMCP(t, nil)
+	if out, errOut := resume("--mcp", other, "Echo the text once more"); !strings.HasPrefix(out, "mcp__t__echo returned:") {
+		t.Errorf("resumed with --mcp: stdout %q\n%s", out, errOut)
+	}
+	if err := os.Remove(other); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut := resume("Echo the text")
+	for _, want := range []string{
+		"the session ran with the servers file " + other + ", which cannot be read now",
+		"no MCP servers file: looked for ./.toolshelf/mcp.json and ",
+		"the session's tools of mcp__t cannot be called: no servers file is in effect; name the servers file the session used with --mcp FILE",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	msgs := checkConsistent(t, dir)
+	text, isErr, _ := resultOf(msgs, "mcp__t__echo")
+	if want := `Tool "mcp__t__echo" is not available: no MCP server configured in this run provides the mcp__t tools.`; !isErr || text != want {
+		t.Errorf("the call without a server: %q (error %v), want %q\nstdout %q", text, isErr, want, out)
+	}
+	if strings.Contains(out+errOut, "again later") {
+		t.Errorf("told to try again later:\n%s%s", out, errOut)
+	}
+}
+
+// TestNoServersFileSaysWhereItLooked: without --mcp and without a servers
+// file, run answers (exit 0) after a note naming where it looked and how
+// to make one, and mcp list, which has nothing to check, fails (exit 1)
+// saying the same (both used to be silent: an empty table, exit 0).
+func TestNoServersFileSaysWhereItLooked(t *testing.T) {
+	config, err := os.UserConfigDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	looked := "no MCP servers file: looked for ./.toolshelf/mcp.json and " + filepath.Join(config, "toolshelf", "mcp.json") +
+		`; create one holding {"mcpServers": {"NAME": {"command": "PROGRAM", "args": ["ARG"]}}}, or name one with --mcp FILE`
+	code, out, errOut := runAgent(t, agentRunOpts{}, "--no-session", "hello")
+	if code != 0 || out == "" || !strings.Contains(errOut, "toolshelf: "+looked+"; running without MCP tools\n") {
+		t.Errorf("run: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, "mcp", "list")
+	if code != 1 || out != "" || errOut != "toolshelf: "+looked+"\n" {
+		t.Errorf("mcp list: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+}
