@@ -89,7 +89,9 @@ Commands: /tools lists the active tools, /servers the MCP servers, /session the 
 						fmt.Fprintln(e.stderr, "(cancelled)")
 						continue
 					}
-					printf(e.stderr, "toolshelf: %v\n", err)
+					if xe := (exitError{}); !errors.As(r.out.printed(err), &xe) || !xe.shown {
+						printf(e.stderr, "toolshelf: %v\n", err)
+					}
 				}
 			}
 		},

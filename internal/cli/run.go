@@ -406,6 +406,7 @@ func sessionConfig(f *agentFlags) (*toolshelf.SessionConfig, error) {
 // prompt runs one user prompt to its end.
 func (r *agentRun) prompt(ctx context.Context, text string) error {
 	r.out.redact = r.mcp.Redact
+	r.out.shown = nil
 	var runErr error
 	for ev, err := range r.conv.Run(ctx, text) {
 		if err != nil {
@@ -416,6 +417,31 @@ func (r *agentRun) prompt(ctx context.Context, text string) error {
 	}
 	r.out.endTurn()
 	return runErr
+}
+
+// noServers returns the error of a run that answered although every
+// configured MCP server (one at least) failed to connect: exit status 3,
+// since the answer had none of their tools.
+func (r *agentRun) noServers() error {
+	var failed []string
+	enabled := 0
+	for _, s := range r.mcp.Servers() {
+		switch {
+		case s.State == mcpclient.Disabled:
+			continue
+		case s.State == mcpclient.Failed && !errors.Is(s.Err, mcpclient.ErrStopped):
+			failed = append(failed, s.Name)
+		}
+		enabled++
+	}
+	if enabled == 0 || len(failed) < enabled {
+		return nil
+	}
+	what, its := "the MCP server "+failed[0], "its"
+	if len(failed) > 1 {
+		what, its = "every MCP server ("+strings.Join(failed, ", ")+")", "their"
+	}
+	return exitError{code: exitNoServers, err: fmt.Errorf("%s failed to connect, so the answer had none of %s tools; the warnings above say why, and toolshelf mcp list checks the servers file", what, its)}
 }
 
 // applyToolPatterns activates (+pattern or pattern) and deactivates
@@ -460,7 +486,11 @@ rendered so the provider's prompt cache survives. The conversation is saved as a
 --no-session; --resume continues one. Ctrl-C cancels the turn and leaves the session consistent.
 
 Offline: --provider emulator (the default without API keys) answers with a model stand-in that
-searches, calls the tool it found and reports the result.`,
+searches, calls the tool it found and reports the result.
+
+Exit status: 0 when the prompt was answered; 1 when the run failed (the provider's error, printed
+once) or was cancelled; 2 when the command line is wrong; 3 when it was answered but every
+configured MCP server failed to connect, so the answer had none of their tools.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
 				return usagef("run needs a prompt, e.g. toolshelf run \"list the allowed directories\"")
@@ -483,8 +513,10 @@ searches, calls the tool it found and reports the result.`,
 				return fmt.Errorf("stopped by %v; the session keeps everything up to the stop", sig)
 			case errors.Is(err, context.Canceled):
 				return errors.New("cancelled; the session keeps everything up to the cancellation")
+			case err != nil:
+				return r.out.printed(err)
 			}
-			return err
+			return r.noServers()
 		},
 	}
 	f.register(cmd)
@@ -502,6 +534,18 @@ type eventWriter struct {
 	// redact, when set, redacts the tool activity: the values the MCP
 	// configuration took from the environment (Manager.Redact).
 	redact func(string) string
+	// shown is the error the last run ended with, once it was printed
+	// (text mode), so that it is not printed twice.
+	shown error
+}
+
+// printed returns err marked as printed already when it is the error the
+// run's output showed; otherwise err.
+func (o *eventWriter) printed(err error) error {
+	if err != nil && o.shown != nil && errors.Is(err, o.shown) {
+		return exitError{err: err, code: 1, shown: true}
+	}
+	return err
 }
 
 // activity returns a tool call's arguments or result as one line of at
@@ -564,6 +608,7 @@ func (o *eventWriter) event(ev agent.Event) {
 		if ev.Err != nil && !errors.Is(ev.Err, context.Canceled) {
 			o.endTurn()
 			printf(o.errw, "toolshelf: %v\n", ev.Err)
+			o.shown = ev.Err
 		}
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -589,5 +592,48 @@ func TestNoServersFileSaysWhereItLooked(t *testing.T) {
 	code, out, errOut = run(t, "mcp", "list")
 	if code != 1 || out != "" || errOut != "toolshelf: "+looked+"\n" {
 		t.Errorf("mcp list: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+}
+
+// TestProviderErrorPrintedOnce: a provider's error ends the run (exit 1)
+// and is printed once, by run and by chat (it used to be printed by the
+// run's output and again on the way out).
+func TestProviderErrorPrintedOnce(t *testing.T) {
+	const message = "invalid x-api-key"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"type":"error","error":{"type":"authentication_error","message":%q}}`, message)
+	}))
+	defer srv.Close()
+	t.Setenv("ANTHROPIC_API_KEY", "bad")
+	args := []string{"--provider", "anthropic", "--base-url", srv.URL, "--no-session", "--metrics", "off", "--mcp", writeMCPConfig(t, map[string]any{})}
+	var out, errOut bytes.Buffer
+	code := Main(context.Background(), append(append([]string{"run"}, args...), "hello"), strings.NewReader(""), &out, &errOut)
+	if code != 1 || strings.Count(errOut.String(), message) != 1 {
+		t.Errorf("run: exit %d, the error printed %d times:\n%s", code, strings.Count(errOut.String(), message), errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	code = Main(context.Background(), append([]string{"chat"}, args...), strings.NewReader("hello\n"), &out, &errOut)
+	if code != 0 || strings.Count(errOut.String(), message) != 1 {
+		t.Errorf("chat: exit %d, the error printed %d times:\n%s", code, strings.Count(errOut.String(), message), errOut.String())
+	}
+}
+
+// TestRunExitsThreeWhenEveryServerFailed: a run whose configured servers
+// all failed to connect answers without their tools and exits 3, saying
+// so; one server that works is enough for 0.
+func TestRunExitsThreeWhenEveryServerFailed(t *testing.T) {
+	broken := map[string]any{"command": "toolshelf-no-such-command"}
+	code, _, errOut := runAgent(t, agentRunOpts{}, "--no-session", "--mcp", writeMCPConfig(t, map[string]any{"a": broken, "b": broken}), "Echo the text")
+	if want := "toolshelf: every MCP server (a, b) failed to connect, so the answer had none of their tools"; code != exitNoServers || !strings.Contains(errOut, want) {
+		t.Errorf("every server failed: exit %d, stderr:\n%s\nwant %d and %q", code, errOut, exitNoServers, want)
+	}
+	command, args, env := mcptest.Command(nil)
+	code, _, errOut = runAgent(t, agentRunOpts{}, "--no-session", "--mcp", writeMCPConfig(t, map[string]any{"a": broken,
+		"t": map[string]any{"command": command, "args": args, "env": env}}), "Echo the text")
+	if code != 0 {
+		t.Errorf("one server failed: exit %d, stderr:\n%s", code, errOut)
 	}
 }
