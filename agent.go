@@ -50,6 +50,11 @@ type AgentConfig struct {
 	// waits and the selection: the caller's own changes to the active set
 	// (the command line's --tools patterns). Its error ends the prompt.
 	Adjust func(*tool.Registry) error
+	// FirstWaitFor names tools (or * patterns, case ignored) that Adjust
+	// activates: the first prompt waits for the servers that may provide
+	// them as it waits for servers with direct tools (within FirstWait),
+	// so that they are declared from the first request.
+	FirstWaitFor []string
 	// BeforeToolCall, AfterToolCall and Sequential are passed to the
 	// agent loop (see [agent.Config]).
 	BeforeToolCall []agent.BeforeHook
@@ -309,7 +314,7 @@ func (a *Agent) prepare(ctx context.Context, prompt string) error {
 			wait = DefaultFirstWait
 		}
 		if wait > 0 {
-			if notice := s.mcp.WaitDirect(ctx, wait); notice != "" {
+			if notice := s.mcp.WaitDirect(ctx, wait, a.cfg.FirstWaitFor...); notice != "" {
 				a.notify(NoteWaiting, notice)
 			}
 		}

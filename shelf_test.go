@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/llm"
@@ -279,4 +283,60 @@ func TestSessionRemembersTheServersFile(t *testing.T) {
 	if s.Header().MCPFile != first || entries != 1 {
 		t.Errorf("header %q and %d servers file entries; want %q and 1", s.Header().MCPFile, entries, first)
 	}
+}
+
+// gatedTransport connects to srv in memory once open is closed.
+type gatedTransport struct {
+	srv  *mcp.Server
+	open chan struct{}
+}
+
+func (g gatedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := g.srv.Connect(ctx, st, nil); err != nil {
+		return nil, err
+	}
+	return ct.Connect(ctx)
+}
+
+// TestFirstPromptWaitsForNamedTools: a tool the caller activates before
+// the first request (the command line's --tools +name) is waited for like
+// a direct one, so the first request declares it although its server —
+// deferred, otherwise not waited for — was still connecting.
+func TestFirstPromptWaitsForNamedTools(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		open := make(chan struct{})
+		shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Servers: []mcpclient.ServerConfig{
+			{Name: "m", Transport: gatedTransport{srv: mcptest.NewServer("m", ""), open: open}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer shelf.Close()
+		model := llmtest.New(llmtest.Say("ok"))
+		a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: model, FirstWaitFor: []string{"mcp__m__echo"},
+			Adjust: func(reg *tool.Registry) error { reg.Activate("mcp__m__echo"); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			run(t, a, "hello")
+		}()
+		synctest.Wait() // the prompt waits for m, or has been answered without it
+		if n := len(model.Requests()); n != 0 {
+			t.Fatalf("%d requests before the named tool's server connected", n)
+		}
+		close(open)
+		<-done
+		if got := names(transcript.CurrentTools(model.Requests()[0].Messages)); !slices.Contains(got, "mcp__m__echo") {
+			t.Errorf("the first request declares %v, want mcp__m__echo among them", got)
+		}
+	})
 }

@@ -789,3 +789,24 @@ func TestUnavailable(t *testing.T) {
 		t.Errorf("Provides: off %v, up %v, memory %v", f.m.Provides("mcp__off__echo"), f.m.Provides("mcp__up"), f.m.Provides("mcp__memory__read_graph"))
 	}
 }
+
+// TestMayProvide: which servers the first prompt waits for, for a tool
+// name or pattern that will be activated before the first request.
+func TestMayProvide(t *testing.T) {
+	s := &server{cfg: ServerConfig{Name: "my-memory"}}
+	for pattern, want := range map[string]bool{
+		"mcp__my_memory__read_graph": true,
+		"MCP__My_Memory__Read_Graph": true, // --tools ignores case
+		"mcp__my_memory__*":          true,
+		"mcp__my*":                   true,
+		"*read*":                     true,
+		"mcp__*__read_graph":         true,
+		"mcp__memory__read_graph":    false,
+		"mcp__my_memory_x__read":     false,
+		"tool_search":                false,
+	} {
+		if got := s.mayProvide(pattern); got != want {
+			t.Errorf("mayProvide(%q) = %v, want %v", pattern, got, want)
+		}
+	}
+}

@@ -157,6 +157,9 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		Provider: prov, SystemPrompt: f.system, MaxTurns: f.maxTurns, MaxTokens: f.maxTokens,
 		FirstWait: f.firstWait, Notify: r.notify,
 		Adjust: func(reg *tool.Registry) error { return applyToolPatterns(reg, f.tools) },
+		// A tool --tools activates is waited for like a direct one, so
+		// the first request declares it.
+		FirstWaitFor: activatedPatterns(f.tools),
 	}
 	if f.firstWait <= 0 {
 		acfg.FirstWait = -1
@@ -442,6 +445,18 @@ func (r *agentRun) noServers() error {
 		what, its = "every MCP server ("+strings.Join(failed, ", ")+")", "their"
 	}
 	return exitError{code: exitNoServers, err: fmt.Errorf("%s failed to connect, so the answer had none of %s tools; the warnings above say why, and toolshelf mcp list checks the servers file", what, its)}
+}
+
+// activatedPatterns returns the patterns of a --tools list that activate
+// (+pattern or pattern).
+func activatedPatterns(spec string) []string {
+	var out []string
+	for _, item := range splitList(spec) {
+		if item[0] != '-' {
+			out = append(out, strings.TrimPrefix(item, "+"))
+		}
+	}
+	return out
 }
 
 // applyToolPatterns activates (+pattern or pattern) and deactivates

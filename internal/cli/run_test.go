@@ -637,3 +637,31 @@ func TestRunExitsThreeWhenEveryServerFailed(t *testing.T) {
 		t.Errorf("one server failed: exit %d, stderr:\n%s", code, errOut)
 	}
 }
+
+// TestRunToolsNamedUpFrontAreWaitedFor: a tool --tools activates is waited
+// for like a direct one: the first request declares it although its
+// server is deferred and was still starting (it used to declare nothing).
+func TestRunToolsNamedUpFrontAreWaitedFor(t *testing.T) {
+	path, release := mcptest.Gate(t)
+	go release() // the server starts once the run has begun
+	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, map[string]string{mcptest.FIFOEnv: path}),
+		"--no-session", "--tools", "+mcp__t__echo,-tool_search", "--json", "Echo the text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var declared []string
+	result := ""
+	for _, e := range parseEvents(t, out) {
+		switch {
+		case e.Type == "message" && e.Message.Role == llm.RoleSystem && declared == nil:
+			for _, d := range e.Message.ToolsAdded {
+				declared = append(declared, d.Name)
+			}
+		case e.Type == "tool_end" && e.Call.Name == "mcp__t__echo" && !e.Message.IsError:
+			result = llm.ContentText(e.Message.Content, "")
+		}
+	}
+	if !slices.Equal(declared, []string{"mcp__t__echo"}) || !strings.HasPrefix(result, "echo: ") {
+		t.Errorf("the head declares %v (want mcp__t__echo alone), echo's result %q\n%s", declared, result, out)
+	}
+}
