@@ -193,7 +193,7 @@ func TestSelectionAndMetrics(t *testing.T) {
 	if got := names(transcript.CurrentTools(reqs[2].Messages)); strings.Join(got, " ") != "mcp__m__echo" {
 		t.Errorf("the task's second prompt declares %v: the lock should keep the selection", got)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "selection: selected mcp__m__echo (model, 1 selection requests)") {
+	if len(notes) != 1 || !strings.Contains(notes[0], "selection: selected mcp__m__echo (model, 1 selection request)") {
 		t.Errorf("notes %q", notes)
 	}
 	shelf.Close()

@@ -362,7 +362,7 @@ func TestRunSelect(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "mcp__t__echo returned:") {
 		t.Fatalf("exit %d, stdout %q: %s", code, out, errOut)
 	}
-	if !strings.Contains(errOut, "· selected mcp__t__echo (model, 1 selection requests)") || strings.Contains(errOut, "tool_search") {
+	if !strings.Contains(errOut, "· selected mcp__t__echo (model, 1 selection request)") || strings.Contains(errOut, "tool_search") {
 		t.Errorf("stderr:\n%s", errOut)
 	}
 	msgs := checkConsistent(t, dir)
