@@ -587,6 +587,7 @@ func newCommand(s *server) *exec.Cmd {
 	cmd.Stderr = &lineWriter{log: s.log}
 	// A grandchild that keeps standard error open must not hold up Wait.
 	cmd.WaitDelay = 2 * time.Second
+	ownProcessGroup(cmd)
 	return cmd
 }
 

@@ -216,3 +216,23 @@ func TestStdioRelativeCommandNamesWhatWasTried(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioServerHasItsOwnProcessGroup: a stdio server leads a process
+// group of its own, so the SIGINT a terminal sends its foreground group on
+// Ctrl-C reaches toolshelf, not the server.
+func TestStdioServerHasItsOwnProcessGroup(t *testing.T) {
+	f := newFixture(t, stdioServer("proc", nil))
+	f.m.Start(f.ctx())
+	f.waitAll()
+	pid, err := strconv.Atoi(text(f.call("mcp__proc__pid", `{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid, err := syscall.Getpgid(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pgid != pid || pgid == syscall.Getpgrp() {
+		t.Errorf("the server (pid %d) is in process group %d; toolshelf's is %d", pid, pgid, syscall.Getpgrp())
+	}
+}
