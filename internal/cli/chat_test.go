@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -103,5 +105,64 @@ func TestChatCtrlCCancelsOnlyTheTurn(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil || !strings.Contains(stderr.String(), "(cancelled)") {
 		t.Errorf("chat: %v; stderr: %s", err, stderr.String())
+	}
+}
+
+// TestWarningsAtThePromptDoNotStaircase: on a terminal, a warning printed
+// while chat's prompt waits for a line (the terminal is raw: a bare \n
+// moves down without going back to column 0) starts at column 0, ends its
+// lines with \r\n, and the prompt with what was typed is drawn again.
+func TestWarningsAtThePromptDoNotStaircase(t *testing.T) {
+	keys, typing := io.Pipe()
+	screen := &watcher{marker: "> ab"}
+	drawn := make(chan struct{})
+	screen.fn = func() { close(drawn) }
+	raw := 0
+	in := newTermInput(struct {
+		io.Reader
+		io.Writer
+	}{keys, screen}, func() (func(), error) { raw++; return func() { raw-- }, nil })
+	var stderr bytes.Buffer
+	warnings := in.around(&stderr)
+	got := make(chan string, 1)
+	go func() {
+		line, err := in.read("> ")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- line
+	}()
+	if _, err := typing.Write([]byte("ab")); err != nil {
+		t.Fatal(err)
+	}
+	<-drawn // the prompt and the typed text are on the line
+	fmt.Fprintf(warnings, "level=WARN msg=\"connection failed\"\nsecond line\n")
+	if _, err := typing.Write([]byte("c\r")); err != nil {
+		t.Fatal(err)
+	}
+	if line := <-got; line != "abc" {
+		t.Errorf("read %q, want abc", line)
+	}
+	out := screen.String()
+	i := strings.Index(out, "level=WARN")
+	if stderr.Len() != 0 || i < 0 {
+		t.Fatalf("the warning went to stderr %q; the screen shows %q", stderr.String(), out)
+	}
+	// Back to column 0 (4 columns left) and the line cleared before it,
+	// \r\n after each line, then the prompt and "ab" again, and the last
+	// key.
+	if before := out[:i]; before != "> ab\x1b[4D\x1b[K" {
+		t.Errorf("the warning does not start at a cleared column 0: %q", out)
+	}
+	if after := out[i:]; !strings.HasPrefix(after, "level=WARN msg=\"connection failed\"\r\nsecond line\r\n> abc") {
+		t.Errorf("after the warning: %q", after)
+	}
+	if raw != 0 {
+		t.Errorf("the terminal was left raw")
+	}
+	// Between prompts, warnings go to stderr as they are.
+	fmt.Fprintf(warnings, "later\n")
+	if stderr.String() != "later\n" {
+		t.Errorf("between prompts, stderr has %q", stderr.String())
 	}
 }

@@ -307,12 +307,13 @@ func TestRunResumeWhileServerConnects(t *testing.T) {
 	}
 }
 
-// TestChatRunsEachLineInOneSession: chat reads prompts line by line (no
-// terminal here), runs each in the same session, and answers its slash
-// commands.
+// TestChatRunsEachLineInOneSession: chat starts with a line naming its
+// commands (always, on stderr: not only on a terminal, and never among the
+// answers), reads prompts line by line (no terminal here), runs each in the
+// same session, and answers its slash commands, /help among them.
 func TestChatRunsEachLineInOneSession(t *testing.T) {
 	dir := t.TempDir()
-	in := strings.NewReader("Echo the text\n/tools\n/servers\n/bogus\n\nReturn the process id\n")
+	in := strings.NewReader("Echo the text\n/tools\n/servers\n/help\n/bogus arg\n\nReturn the process id\n")
 	var out, errOut bytes.Buffer
 	code := Main(context.Background(), []string{"chat", "--provider", "emulator", "--mcp", testMCP(t, nil), "--session-dir", dir}, in, &out, &errOut)
 	if code != 0 {
@@ -323,13 +324,20 @@ func TestChatRunsEachLineInOneSession(t *testing.T) {
 		"tool_search\nmcp__t__echo\n",
 		"SERVER  STATE      EXPOSURE  TOOLS  ERROR\nt       connected  deferred  10     \n",
 		"mcp__t__pid returned:\n",
+		"/tools    the active tools: what the model is told about\n/servers  the MCP servers: state, exposure, tool count, why one failed\n",
+		"/help     this list\nAnything else is a prompt.",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out.String())
 		}
 	}
-	if !strings.Contains(errOut.String(), "unknown command; /tools, /servers, /session or /exit") {
-		t.Errorf("stderr: %s", errOut.String())
+	if strings.Contains(out.String(), "/reselect") || strings.Contains(out.String(), chatBanner) {
+		t.Errorf("stdout has /reselect without --select, or the banner:\n%s", out.String())
+	}
+	for _, want := range []string{chatBanner + "\n", "unknown command /bogus; /help lists the commands\n"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
 	}
 	msgs := checkConsistent(t, dir)
 	var users []string
@@ -434,7 +442,7 @@ func TestRunSelectRecordsMetrics(t *testing.T) {
 // user, and the answer (the next line) selects the tools.
 func TestChatSelectAsks(t *testing.T) {
 	ownCache(t)
-	in := strings.NewReader("do the needful\nEcho the text\n")
+	in := strings.NewReader("do the needful\nEcho the text\n/help\n/reselect Return the process id\n")
 	var out, errOut bytes.Buffer
 	code := Main(context.Background(), []string{"chat", "--provider", "emulator", "--mcp", testMCP(t, nil), "--no-session",
 		"--select", "--metrics", "off"}, in, &out, &errOut)
@@ -444,6 +452,11 @@ func TestChatSelectAsks(t *testing.T) {
 	if !strings.Contains(errOut.String(), "No tool seemed to fit the request.") ||
 		!strings.Contains(errOut.String(), "· selected mcp__t__echo (ask, 2 selection requests)") {
 		t.Errorf("stderr:\n%s", errOut.String())
+	}
+	// /reselect is a prompt for the selection, not an unknown command.
+	if !strings.Contains(out.String(), "/reselect TASK  select the tools again, for a new task\n") ||
+		!strings.Contains(errOut.String(), "selecting again: asked with /reselect") || strings.Contains(errOut.String(), "unknown command") {
+		t.Errorf("/help and /reselect: stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
 	}
 }
 
