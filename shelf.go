@@ -48,6 +48,9 @@ type Config struct {
 	// ClientName and ClientVersion identify the shelf to MCP servers;
 	// empty means "toolshelf" and "dev".
 	ClientName, ClientVersion string
+	// Progress, when set, receives the progress notifications MCP
+	// servers send during tool calls (see [mcpclient.Options]).
+	Progress func(mcpclient.Progress)
 }
 
 // A Shelf holds the tools — the program's, the MCP servers', tool_search —
@@ -113,7 +116,7 @@ func New(ctx context.Context, cfg Config) (*Shelf, error) {
 	}
 	mcfg.Servers = append(slices.Clone(mcfg.Servers), cfg.Servers...)
 	m, err := mcpclient.NewManager(mcfg, reg, tool.NewNamer(), mcpclient.Options{
-		Logger: cfg.Logger, ClientName: cfg.ClientName, ClientVersion: cfg.ClientVersion})
+		Logger: cfg.Logger, ClientName: cfg.ClientName, ClientVersion: cfg.ClientVersion, Progress: cfg.Progress})
 	if err != nil {
 		return nil, fmt.Errorf("toolshelf: %w", err)
 	}

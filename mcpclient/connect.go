@@ -48,7 +48,8 @@ type conn struct {
 	// that no refresh has handled yet.
 	kick chan struct{}
 	// progress maps the progress token of each call in flight to the
-	// function that restarts its timeout.
+	// function that takes its progress notifications: it restarts the
+	// call's timeout and reports the progress.
 	progress     sync.Map
 	instructions string
 	closeOnce    sync.Once
@@ -264,8 +265,8 @@ func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport) (*conn, 
 			if req.Params == nil {
 				return
 			}
-			if restart, ok := c.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
-				restart.(func())()
+			if progress, ok := c.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
+				progress.(func(*mcp.ProgressNotificationParams))(req.Params)
 			}
 		},
 	})

@@ -69,6 +69,10 @@ type Options struct {
 	// ClientName and ClientVersion identify the client to servers
 	// (default "toolshelf" and "dev").
 	ClientName, ClientVersion string
+	// Progress, when set, receives the progress notifications of tool
+	// calls, on the goroutine that reads the server's messages: it must
+	// return quickly.
+	Progress func(Progress)
 }
 
 // Manager connects to the configured MCP servers and keeps their tools in a

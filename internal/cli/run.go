@@ -142,6 +142,10 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		Logger:     slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})),
 		ClientName: "toolshelf", ClientVersion: version(),
 	}
+	if !f.asJSON {
+		// Long calls show how far they are; --json output stays events.
+		cfg.Progress = newProgressPrinter(e.stderr).report
+	}
 	if f.metrics != metricsOff {
 		if cfg.Metrics, err = r.metricsPath(); err != nil {
 			printf(e.stderr, "toolshelf: warning: metrics not recorded: %v (--metrics FILE writes elsewhere, --metrics off disables them)\n", err)
