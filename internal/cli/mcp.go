@@ -59,8 +59,8 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 		Short: "List the servers: state, exposure, tool count and why a server failed",
 		Long: `list connects to every enabled server, waits for them (at most --wait) and prints a line per
 server: its state, exposure, tool count and, for a server that failed, the whole error. The exit
-status is 1 when a server failed, was disconnected or was still connecting after --wait, so a
-script can check a configuration.`,
+status is 1 when a server failed, was disconnected or was still connecting after --wait, or when
+there is no servers file (it says where it looked), so a script can check a configuration.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			shelf, err := connect()
