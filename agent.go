@@ -2,6 +2,7 @@ package toolshelf
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"os"
@@ -50,6 +51,11 @@ type AgentConfig struct {
 	// waits and the selection: the caller's own changes to the active set
 	// (the command line's --tools patterns). Its error ends the prompt.
 	Adjust func(*tool.Registry) error
+	// FirstWaitFor names tools (or * patterns, case ignored) that Adjust
+	// activates: the first prompt waits for the servers that may provide
+	// them as it waits for servers with direct tools (within FirstWait),
+	// so that they are declared from the first request.
+	FirstWaitFor []string
 	// BeforeToolCall, AfterToolCall and Sequential are passed to the
 	// agent loop (see [agent.Config]).
 	BeforeToolCall []agent.BeforeHook
@@ -75,6 +81,46 @@ type SessionConfig struct {
 	// Cwd is the working folder a new session records; empty means the
 	// process's.
 	Cwd string
+}
+
+// MCPFileEntry is the session entry type that records the servers file a
+// resumed conversation switched to (its data: {"path": "..."}); a new
+// session records its file in the header. [SessionMCPFile] reads the
+// latest.
+const MCPFileEntry session.EntryType = "mcpFile"
+
+// mcpFileData is the data of an [MCPFileEntry].
+type mcpFileData struct {
+	Path string `json:"path"`
+}
+
+// SessionMCPFile returns the servers file the session at path last ran
+// with, as an absolute path: the one the latest [MCPFileEntry] of its
+// current branch names, else the one its header records; "" when it
+// recorded none. The file is read, never changed. A program (the command
+// line) resumes with that file unless told otherwise.
+func SessionMCPFile(path string) (string, error) {
+	s, err := session.Open(path, &session.Options{ReadOnly: true})
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	return recordedMCPFile(s), nil
+}
+
+// recordedMCPFile returns the servers file s last ran with.
+func recordedMCPFile(s *session.Session) string {
+	branch := s.Branch()
+	for i := len(branch) - 1; i >= 0; i-- {
+		if branch[i].Type != MCPFileEntry {
+			continue
+		}
+		var d mcpFileData
+		if err := json.Unmarshal(branch[i].Data, &d); err == nil && d.Path != "" {
+			return d.Path
+		}
+	}
+	return s.Header().MCPFile
 }
 
 // Note is something a conversation reports about itself.
@@ -138,7 +184,7 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	var msgs []llm.Message
 	if cfg.Session != nil {
 		var err error
-		if a.session, err = openSession(cfg.Session); err != nil {
+		if a.session, err = openSession(cfg.Session, s.mcpFile); err != nil {
 			return nil, err
 		}
 		msgs = a.session.Messages()
@@ -156,7 +202,10 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		// reaches: tool_search for every server still connecting, an MCP
 		// tool (a resumed session's, say) for its own, a codemode script
 		// for those its code names.
-		Await:          s.mcp.WaitForCall,
+		Await: s.mcp.WaitForCall,
+		// A resumed session's tool that is still missing then says why:
+		// no server of that name, or one that failed.
+		Unavailable:    s.mcp.Unavailable,
 		BeforeToolCall: cfg.BeforeToolCall, AfterToolCall: cfg.AfterToolCall, Sequential: cfg.Sequential,
 		Now: cfg.Now,
 	}
@@ -200,8 +249,11 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	return a, nil
 }
 
-// openSession opens the session cfg names: resumed, forked or new.
-func openSession(cfg *SessionConfig) (*session.Session, error) {
+// openSession opens the session cfg names: resumed, forked or new. A new
+// session records mcpFile, the shelf's servers file, in its header; a
+// resumed or forked one that ran with another file gets an MCPFileEntry
+// naming this one.
+func openSession(cfg *SessionConfig, mcpFile string) (*session.Session, error) {
 	dir := cfg.Dir
 	if dir == "" && (cfg.Resume == "" || cfg.Fork) {
 		var err error
@@ -217,11 +269,23 @@ func openSession(cfg *SessionConfig) (*session.Session, error) {
 		if wd == "" {
 			wd = cwd()
 		}
-		return session.Create(dir, &session.Options{Cwd: wd})
-	case cfg.Fork:
-		return session.Fork(cfg.Resume, "", dir, nil)
+		return session.Create(dir, &session.Options{Cwd: wd, MCPFile: mcpFile})
 	}
-	return session.Open(cfg.Resume, nil)
+	var s *session.Session
+	var err error
+	if cfg.Fork {
+		s, err = session.Fork(cfg.Resume, "", dir, nil)
+	} else {
+		s, err = session.Open(cfg.Resume, nil)
+	}
+	if err != nil || mcpFile == "" || recordedMCPFile(s) == mcpFile {
+		return s, err
+	}
+	if _, err := s.AppendData(MCPFileEntry, mcpFileData{Path: mcpFile}); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // Run runs one prompt to its end and yields the agent's events: the first
@@ -260,7 +324,7 @@ func (a *Agent) prepare(ctx context.Context, prompt string) error {
 			wait = DefaultFirstWait
 		}
 		if wait > 0 {
-			if notice := s.mcp.WaitDirect(ctx, wait); notice != "" {
+			if notice := s.mcp.WaitDirect(ctx, wait, a.cfg.FirstWaitFor...); notice != "" {
 				a.notify(NoteWaiting, notice)
 			}
 		}

@@ -159,7 +159,11 @@ func (st *selector) run(ctx context.Context) error {
 	if len(res.Names) > 0 {
 		what = strings.Join(res.Names, " ")
 	}
-	a.notify(NoteSelection, fmt.Sprintf("selected %s (%s, %d selection requests)", what, res.Source, res.Requests))
+	requests := "selection requests"
+	if res.Requests == 1 {
+		requests = "selection request"
+	}
+	a.notify(NoteSelection, fmt.Sprintf("selected %s (%s, %d %s)", what, res.Source, res.Requests, requests))
 	st.lock = &selection.Lock{Task: st.task, Names: res.Names, Groups: res.Groups}
 	if a.session != nil {
 		if _, err := a.session.AppendData(SelectionEntry, st.lock); err != nil {

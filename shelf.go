@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -49,6 +50,9 @@ type Config struct {
 	// ClientName and ClientVersion identify the shelf to MCP servers;
 	// empty means "toolshelf" and "dev".
 	ClientName, ClientVersion string
+	// Progress, when set, receives the progress notifications MCP
+	// servers send during tool calls (see [mcpclient.Options]).
+	Progress func(mcpclient.Progress)
 	// Codemode configures the codemode tool, which runs the model's
 	// scripts against the shelf's tools.
 	Codemode CodemodeConfig
@@ -79,6 +83,9 @@ type Shelf struct {
 	searcher *toolsearch.Searcher
 	codemode *codemode.Runner // nil when the codemode tool is not registered
 	metrics  *metricsLog
+	// mcpFile is Config.MCPFile made absolute, "" without one: what the
+	// shelf's sessions record.
+	mcpFile string
 
 	mu sync.Mutex
 	// baseline is the active set the first conversation started with;
@@ -119,20 +126,24 @@ func New(ctx context.Context, cfg Config) (*Shelf, error) {
 	searcher.Sync()
 
 	mcfg := &mcpclient.Config{}
+	var mcpFile string
 	if cfg.MCPFile != "" {
 		if mcfg, err = mcpclient.LoadConfig(cfg.MCPFile); err != nil {
 			return nil, err
 		}
+		if mcpFile, err = filepath.Abs(cfg.MCPFile); err != nil {
+			return nil, fmt.Errorf("toolshelf: %w", err)
+		}
 	}
 	mcfg.Servers = append(slices.Clone(mcfg.Servers), cfg.Servers...)
 	m, err := mcpclient.NewManager(mcfg, reg, tool.NewNamer(), mcpclient.Options{
-		Logger: cfg.Logger, ClientName: cfg.ClientName, ClientVersion: cfg.ClientVersion})
+		Logger: cfg.Logger, ClientName: cfg.ClientName, ClientVersion: cfg.ClientVersion, Progress: cfg.Progress})
 	if err != nil {
 		return nil, fmt.Errorf("toolshelf: %w", err)
 	}
 	// A search says which servers failed to connect.
 	searcher.SetNotes(m.SearchNotes)
-	s := &Shelf{reg: reg, mcp: m, searcher: searcher}
+	s := &Shelf{reg: reg, mcp: m, searcher: searcher, mcpFile: mcpFile}
 	if cfg.Codemode.Enable || hasCodemode(reg) || len(m.CodemodeNamespaces()) > 0 {
 		if err := s.registerCodemode(cfg.Codemode); err != nil {
 			return nil, err
@@ -153,6 +164,10 @@ func (s *Shelf) Registry() *tool.Registry { return s.reg }
 // MCP returns the shelf's MCP servers: their state, their waits and the
 // mcp_servers section.
 func (s *Shelf) MCP() *mcpclient.Manager { return s.mcp }
+
+// MCPFile returns the absolute path of the shelf's servers file
+// (Config.MCPFile), "" when it has none.
+func (s *Shelf) MCPFile() string { return s.mcpFile }
 
 // Searcher returns the shelf's tool_search, bound to its registry.
 func (s *Shelf) Searcher() *toolsearch.Searcher { return s.searcher }

@@ -4,14 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/llm/llmtest"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/mcpclient/mcptest"
+	"github.com/toolshelf/toolshelf/session"
 	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/transcript"
 )
@@ -187,7 +193,7 @@ func TestSelectionAndMetrics(t *testing.T) {
 	if got := names(transcript.CurrentTools(reqs[2].Messages)); strings.Join(got, " ") != "mcp__m__echo" {
 		t.Errorf("the task's second prompt declares %v: the lock should keep the selection", got)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "selection: selected mcp__m__echo (model, 1 selection requests)") {
+	if len(notes) != 1 || !strings.Contains(notes[0], "selection: selected mcp__m__echo (model, 1 selection request)") {
 		t.Errorf("notes %q", notes)
 	}
 	shelf.Close()
@@ -206,4 +212,131 @@ func TestSelectionAndMetrics(t *testing.T) {
 	if strings.Join(strategies, " ") != "selection select+lock select+lock" {
 		t.Errorf("metrics records by strategy: %v", strategies)
 	}
+}
+
+// TestSessionRemembersTheServersFile: a new session records the shelf's
+// servers file (absolute) in its header; a resumed or forked session that
+// runs with another appends an entry naming it, and SessionMCPFile
+// returns the latest.
+func TestSessionRemembersTheServersFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	first, second := write("first.json"), write("second.json")
+	converse := func(mcpFile string, sc *toolshelf.SessionConfig) string {
+		t.Helper()
+		shelf, err := toolshelf.New(t.Context(), toolshelf.Config{MCPFile: mcpFile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer shelf.Close()
+		a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: llmtest.New(llmtest.Say("ok")), Session: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		run(t, a, "hello")
+		return a.Session().Path()
+	}
+	recorded := func(path string) string {
+		t.Helper()
+		got, err := toolshelf.SessionMCPFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	sessions := filepath.Join(dir, "sessions")
+	path := converse(first, &toolshelf.SessionConfig{Dir: sessions})
+	if got := recorded(path); got != first {
+		t.Errorf("new session: %q, want %q", got, first)
+	}
+	converse(first, &toolshelf.SessionConfig{Resume: path})
+	converse("", &toolshelf.SessionConfig{Resume: path}) // without a file nothing is forgotten
+	if got := recorded(path); got != first {
+		t.Errorf("resumed with the same file, and without one: %q, want %q", got, first)
+	}
+	converse(second, &toolshelf.SessionConfig{Resume: path})
+	if got := recorded(path); got != second {
+		t.Errorf("resumed with another file: %q, want %q", got, second)
+	}
+	fork := converse(first, &toolshelf.SessionConfig{Resume: path, Fork: true, Dir: sessions})
+	if recorded(fork) != first || recorded(path) != second {
+		t.Errorf("forked with the first file: fork %q, source %q", recorded(fork), recorded(path))
+	}
+	s, err := session.Open(path, &session.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var entries int
+	for _, e := range s.Entries() {
+		if e.Type == toolshelf.MCPFileEntry {
+			entries++
+		}
+	}
+	if s.Header().MCPFile != first || entries != 1 {
+		t.Errorf("header %q and %d servers file entries; want %q and 1", s.Header().MCPFile, entries, first)
+	}
+}
+
+// gatedTransport connects to srv in memory once open is closed.
+type gatedTransport struct {
+	srv  *mcp.Server
+	open chan struct{}
+}
+
+func (g gatedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := g.srv.Connect(ctx, st, nil); err != nil {
+		return nil, err
+	}
+	return ct.Connect(ctx)
+}
+
+// TestFirstPromptWaitsForNamedTools: a tool the caller activates before
+// the first request (the command line's --tools +name) is waited for like
+// a direct one, so the first request declares it although its server —
+// deferred, otherwise not waited for — was still connecting.
+func TestFirstPromptWaitsForNamedTools(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		open := make(chan struct{})
+		shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Servers: []mcpclient.ServerConfig{
+			{Name: "m", Transport: gatedTransport{srv: mcptest.NewServer("m", ""), open: open}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer shelf.Close()
+		model := llmtest.New(llmtest.Say("ok"))
+		a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: model, FirstWaitFor: []string{"mcp__m__echo"},
+			Adjust: func(reg *tool.Registry) error { reg.Activate("mcp__m__echo"); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			run(t, a, "hello")
+		}()
+		synctest.Wait() // the prompt waits for m, or has been answered without it
+		if n := len(model.Requests()); n != 0 {
+			t.Fatalf("%d requests before the named tool's server connected", n)
+		}
+		close(open)
+		<-done
+		if got := names(transcript.CurrentTools(model.Requests()[0].Messages)); !slices.Contains(got, "mcp__m__echo") {
+			t.Errorf("the first request declares %v, want mcp__m__echo among them", got)
+		}
+	})
 }

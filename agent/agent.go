@@ -60,6 +60,13 @@ type Config struct {
 	// any server is, a codemode script while the servers it names are.
 	// When the wait ends the call goes ahead with what the registry holds.
 	Await func(ctx context.Context, name string, args json.RawMessage) error
+	// Unavailable, when set, explains why a tool the transcript declared
+	// but that has not registered (a pending name) cannot be called once
+	// Await has returned: its text, when not empty, completes the call's
+	// error result "Tool <name> is not available: <text>." (the MCP
+	// client's Manager.Unavailable says which server is missing or
+	// failed).
+	Unavailable func(name string) string
 	// BeforeToolCall hooks run, in order, before each call executes. See
 	// [BeforeHook].
 	BeforeToolCall []BeforeHook

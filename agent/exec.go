@@ -147,7 +147,13 @@ func (r *runner) prepare(c llm.ToolCall) (*Call, string) {
 	t, ok := a.cfg.Tools.Get(c.Name)
 	switch {
 	case !ok && slices.Contains(a.cfg.Tools.Pending(), c.Name):
-		return nil, fmt.Sprintf("Tool %s is not available yet: the server that provides it has not registered it. Try again later.", quoteName(c.Name))
+		why := "the server that provides it has not registered it"
+		if a.cfg.Unavailable != nil {
+			if s := a.cfg.Unavailable(c.Name); s != "" {
+				why = s
+			}
+		}
+		return nil, fmt.Sprintf("Tool %s is not available: %s.", quoteName(c.Name), why)
 	case !ok && c.Name == llm.CallToolName:
 		return nil, fmt.Sprintf(`call_tool needs {"name": "<a loaded tool>", "arguments": {...}}; got %s`, clip(c.Arguments, 200))
 	case !ok:

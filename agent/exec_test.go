@@ -187,7 +187,7 @@ func TestCallsThatMustNotRun(t *testing.T) {
 		"shelved":    `Tool "shelved" is not loaded. Load it with tool_search first.`,
 		"unknown":    `Tool "nope" does not exist.`,
 		"bad-bridge": `call_tool needs {"name": "<a loaded tool>", "arguments": {...}}; got {"arguments": {}}`,
-		"pending":    `Tool "later" is not available yet`,
+		"pending":    `Tool "later" is not available: the server that provides it has not registered it.`,
 		"stub":       `Tool "stub" cannot be run here`,
 		"boom":       `Tool "boom" failed: it panicked: kaboom`,
 		"fails":      `Tool "fails" failed: backend down`,

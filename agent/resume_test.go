@@ -141,7 +141,7 @@ func TestResumeKeepsToolsLoadedBySearch(t *testing.T) {
 // TestAwaitLetsACallWaitForItsServer: a resumed session calls a restored
 // tool while its server is still connecting. Await holds the call until the
 // tool registers, and the call succeeds; without it the model gets a
-// "not available yet" error.
+// "not available" error.
 func TestAwaitLetsACallWaitForItsServer(t *testing.T) {
 	for _, await := range []bool{false, true} {
 		reg := shelf(t, true)
@@ -164,9 +164,34 @@ func TestAwaitLetsACallWaitForItsServer(t *testing.T) {
 		switch {
 		case await && (isErr || got != `created {"title":"bug"}` || !cmp.Equal(awaited, []string{"mcp__tracker__create_issue"})):
 			t.Errorf("with Await: result %q (error %v), awaited %v", got, isErr, awaited)
-		case !await && (!isErr || !strings.Contains(got, "not available yet")):
+		case !await && (!isErr || got != `Tool "mcp__tracker__create_issue" is not available: the server that provides it has not registered it.`):
 			t.Errorf("without Await: result %q (error %v)", got, isErr)
 		}
+	}
+}
+
+// TestUnavailableExplainsAPendingTool: a restored tool that has still not
+// registered once Await returned gets Unavailable's reason, and never
+// "try again later": waiting longer would not help.
+func TestUnavailableExplainsAPendingTool(t *testing.T) {
+	reg := shelf(t, true)
+	reg.Restore("tool_search", "mcp__tracker__create_issue")
+	var asked []string
+	cfg := agent.Config{SystemPrompt: "base",
+		Await: func(context.Context, string, json.RawMessage) error { return nil },
+		Unavailable: func(name string) string {
+			asked = append(asked, name)
+			return `no MCP server configured in this run provides the mcp__tracker tools`
+		}}
+	model := llmtest.New(llmtest.Call(call("c1", "mcp__tracker__create_issue", `{"title":"bug"}`)), llmtest.Say("done"))
+	a := newAgent(t, model, reg, cfg)
+	if _, err := runAll(t, a, llm.UserText("file a bug", 1)); err != nil {
+		t.Fatal(err)
+	}
+	got, isErr := resultText(a.Messages(), "c1")
+	want := `Tool "mcp__tracker__create_issue" is not available: no MCP server configured in this run provides the mcp__tracker tools.`
+	if !isErr || got != want || !cmp.Equal(asked, []string{"mcp__tracker__create_issue"}) {
+		t.Errorf("result %q (error %v), asked %v; want %q", got, isErr, asked, want)
 	}
 }
 

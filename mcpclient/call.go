@@ -130,7 +130,10 @@ func (m *Manager) callOnce(ctx context.Context, s *server, c *conn, name string,
 	capTimer := time.AfterFunc(ProgressCap*timeout, func() { cancel(errCallCapped) })
 	defer capTimer.Stop()
 	token := fmt.Sprintf("toolshelf-%d", progressTokens.Add(1))
-	c.progress.Store(token, func() { timer.Reset(timeout) })
+	c.progress.Store(token, func(p *mcp.ProgressNotificationParams) {
+		timer.Reset(timeout)
+		m.report(s, token, name, p)
+	})
 	defer c.progress.Delete(token)
 
 	params := &mcp.CallToolParams{Name: name}
@@ -164,6 +167,39 @@ func (m *Manager) callOnce(ctx context.Context, s *server, c *conn, name string,
 		return tool.ErrorResult(fmt.Sprintf("%s stopped answering during the call of %s (%v). "+
 			"The server was disconnected; the next call reconnects to it.", s.describe(), name, err)), false, nil
 	}
+}
+
+// Progress is a progress notification of a tool call, as
+// [Options.Progress] receives it.
+type Progress struct {
+	// Call tells the calls of one process apart: every notification of a
+	// call has the same.
+	Call string
+	// Server is the server's name; Tool is the tool's model-facing name
+	// (its name on the server when it has no other).
+	Server, Tool string
+	// Progress is how far the call is, and Total, when not zero, how far
+	// it goes, in the server's units.
+	Progress, Total float64
+	// Message is the server's text, if any, with the values the
+	// configuration took from the environment redacted; it comes from
+	// outside, so a printer makes it safe.
+	Message string
+}
+
+// report hands a call's progress notification to Options.Progress.
+func (m *Manager) report(s *server, token, name string, p *mcp.ProgressNotificationParams) {
+	if m.opts.Progress == nil {
+		return
+	}
+	model := name
+	m.mu.Lock()
+	if t, ok := s.registered[name]; ok {
+		model = t.Name
+	}
+	m.mu.Unlock()
+	m.opts.Progress(Progress{Call: token, Server: s.cfg.Name, Tool: model,
+		Progress: p.Progress, Total: p.Total, Message: s.redact.String(p.Message)})
 }
 
 // convert turns a call's result into the registry's form and truncates a

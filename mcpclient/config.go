@@ -352,6 +352,21 @@ type parser struct {
 	errs   []error
 }
 
+// base is the folder relative commands and working folders of the file
+// are taken from: the file's own folder, or for a file in a .toolshelf
+// folder (./.toolshelf/mcp.json) the project folder that holds it, made
+// absolute.
+func (p *parser) base() string {
+	dir := filepath.Dir(p.file)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if filepath.Base(dir) == ".toolshelf" {
+		dir = filepath.Dir(dir)
+	}
+	return dir
+}
+
 func (p *parser) fail(server, problem, fix string) {
 	p.errs = append(p.errs, &ConfigError{File: p.file, Server: server, Problem: problem, Fix: fix})
 }
@@ -361,6 +376,14 @@ func (p *parser) parse(data []byte) []ServerConfig {
 	const shapeFix = `write {"mcpServers": {"name": {"command": ...}}}`
 	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
 		p.fail("", "not an mcp.json file: expected a JSON object", shapeFix)
+		return nil
+	}
+	// The whole file is checked first: a decoder's syntax errors count
+	// from the value it was decoding, and a file cut short is only an
+	// unexpected EOF to it, where a check of the whole names the line and
+	// column.
+	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
+		p.fail("", "invalid JSON: "+catalog.DescribeJSONError(data, err), "fix the syntax")
 		return nil
 	}
 	keys, values, err := objectEntries(data)
@@ -611,6 +634,15 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 			} else {
 				s.Cwd = filepath.Join(home, s.Cwd[1:])
 			}
+		}
+		// A relative path is the project's, wherever toolshelf runs:
+		// "./bin/server" next to the servers file. A bare program name
+		// is looked up in PATH.
+		if s.Command != "" && !filepath.IsAbs(s.Command) && filepath.Base(s.Command) != s.Command {
+			s.Command = filepath.Join(p.base(), s.Command)
+		}
+		if s.Cwd != "" && !filepath.IsAbs(s.Cwd) {
+			s.Cwd = filepath.Join(p.base(), s.Cwd)
 		}
 	case "http":
 		if s.URL == "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,10 @@ import (
 func TestParseConfigValid(t *testing.T) {
 	t.Setenv("MCPCLIENT_TEST_TOKEN", "tok123")
 	t.Setenv("MCPCLIENT_TEST_DIR", "/srv/data")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		t.Skip("no home folder")
@@ -104,7 +109,7 @@ func TestParseConfigValid(t *testing.T) {
 			want: []ServerConfig{
 				stdio("nulls", "x"),
 				{
-					Name: "tools", File: "mcp.json", Type: "stdio", Command: "./server", Cwd: filepath.Join(home, "work"),
+					Name: "tools", File: "mcp.json", Type: "stdio", Command: filepath.Join(wd, "server"), Cwd: filepath.Join(home, "work"),
 					Exposure: tool.Codemode,
 					ToolExposure: []ToolExposure{
 						{Pattern: "write_*", Exposure: tool.Hidden},
@@ -211,6 +216,72 @@ func TestParseConfigErrors(t *testing.T) {
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "dir/mcp.json: ") || (tc.server != "" && !strings.Contains(msg, `server "`+tc.server+`"`)) {
 				t.Errorf("message %q does not name the file and server", msg)
+			}
+		})
+	}
+}
+
+// TestRelativePathsAreTheProjects: a relative command (one with a path
+// separator) and a relative cwd are taken from the servers file's folder,
+// or from the project folder above a .toolshelf folder, whatever the
+// working folder; a bare program name is left for PATH, and absolute
+// paths as they are.
+func TestRelativePathsAreTheProjects(t *testing.T) {
+	proj := filepath.Join(t.TempDir(), "proj")
+	file := `{"mcpServers": {
+  "local": {"command": "./bin/server", "args": ["./data"], "cwd": "work"},
+  "up": {"command": "../tools/server"},
+  "npx": {"command": "npx", "args": ["-y", "pkg"]},
+  "abs": {"command": "/usr/local/bin/server", "cwd": "/srv"}
+}}`
+	for _, c := range []struct{ file, base string }{
+		{filepath.Join(proj, "mcp.json"), proj},
+		{filepath.Join(proj, ".toolshelf", "mcp.json"), proj},
+		{filepath.Join(proj, "config", "mcp.json"), filepath.Join(proj, "config")},
+	} {
+		cfg, err := ParseConfig(c.file, []byte(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][2]string{}
+		for _, s := range cfg.Servers {
+			got[s.Name] = [2]string{s.Command, s.Cwd}
+		}
+		want := map[string][2]string{
+			"local": {filepath.Join(c.base, "bin", "server"), filepath.Join(c.base, "work")},
+			"up":    {filepath.Join(filepath.Dir(c.base), "tools", "server"), ""},
+			"npx":   {"npx", ""},
+			"abs":   {"/usr/local/bin/server", "/srv"},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: commands and folders (-want +got):\n%s", c.file, diff)
+		}
+		if s, _ := cfg.Server("local"); !slices.Equal(s.Args, []string{"./data"}) {
+			t.Errorf("%s: args %q: the server's own, left as written", c.file, s.Args)
+		}
+	}
+}
+
+// TestParseConfigSyntaxPosition: invalid JSON is reported at the line and
+// column of the offending character, wherever it is in the file, and a
+// file cut short at its last character (as catalog files are).
+func TestParseConfigSyntaxPosition(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, want string
+	}{
+		{"top level", "{\n  \"mcpServers\": {,}\n}", "line 2 column 18: invalid character ','"},
+		{"in a server", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n}}\n", "line 2 column 24: invalid character '}'"},
+		{"missing comma", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\" \"args\": []}\n}}", "line 2 column 24: invalid character '\"'"},
+		{"cut short", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\"}\n", "line 2 column 24: unexpected end of JSON input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig("mcp.json", []byte(tc.file))
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a *ConfigError", err)
+			}
+			if want := "invalid JSON: " + tc.want; !strings.HasPrefix(ce.Problem, want) {
+				t.Errorf("problem %q, want it to start with %q", ce.Problem, want)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -47,7 +48,8 @@ type conn struct {
 	// that no refresh has handled yet.
 	kick chan struct{}
 	// progress maps the progress token of each call in flight to the
-	// function that restarts its timeout.
+	// function that takes its progress notifications: it restarts the
+	// call's timeout and reports the progress.
 	progress     sync.Map
 	instructions string
 	closeOnce    sync.Once
@@ -153,11 +155,18 @@ func (m *Manager) connect(s *server) {
 		}
 	}
 	m.mu.Lock()
+	stopped := m.closed || m.ctx.Err() != nil
 	if err == nil && m.closed {
 		err = errClosed
 	}
 	m.mu.Unlock()
-	if err != nil {
+	switch {
+	case err != nil && stopped:
+		// Closed, or the run ended, before the server answered: that is
+		// toolshelf stopping, not the server failing.
+		s.log.Debug("connecting stopped", "error", err)
+		err = fmt.Errorf("%s: %w", s.describe(), ErrStopped)
+	case err != nil:
 		// Logged before the state is published, so whoever waits for the
 		// server finds the failure in the log too.
 		s.log.Warn("connection failed", "error", err)
@@ -216,8 +225,17 @@ func connectError(s *server, err error) error {
 	switch s.cfg.Type {
 	case "stdio":
 		fix = fmt.Sprintf("check that %q starts an MCP server on standard input and output", strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " "))
-		if errors.Is(err, exec.ErrNotFound) {
+		var pe *fs.PathError
+		switch {
+		case errors.As(err, &pe) && pe.Op == "chdir":
+			fix = fmt.Sprintf("its working folder %s cannot be entered; fix \"cwd\" (a relative one is taken from the servers file's folder)", pe.Path)
+		case errors.Is(err, exec.ErrNotFound):
 			fix = fmt.Sprintf("install %q or write its full path in \"command\"", s.cfg.Command)
+		case errors.Is(err, fs.ErrNotExist) && s.cfg.File != "":
+			fix = fmt.Sprintf("%s does not exist (a relative \"command\" is taken from the servers file's folder, "+
+				"or from the project folder above .toolshelf); write the path from there, an absolute path, or a program name found in PATH", s.cfg.Command)
+		case errors.Is(err, fs.ErrNotExist):
+			fix = fmt.Sprintf("%s does not exist; write the path of the server's program", s.cfg.Command)
 		}
 	case "http":
 		fix = fmt.Sprintf("check that %s is the server's streamable HTTP endpoint and reachable", s.cfg.URL)
@@ -247,8 +265,8 @@ func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport) (*conn, 
 			if req.Params == nil {
 				return
 			}
-			if restart, ok := c.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
-				restart.(func())()
+			if progress, ok := c.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
+				progress.(func(*mcp.ProgressNotificationParams))(req.Params)
 			}
 		},
 	})

@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -138,5 +139,45 @@ func TestSearchNotesKeepTheConfigurationOut(t *testing.T) {
 	}
 	if err := f.status("ghost").Err; err == nil || !strings.Contains(err.Error(), "toolshelf-no-such-command") {
 		t.Errorf("the status error, for the user, should still name the command: %v", err)
+	}
+}
+
+// TestStopWhileConnectingIsNoFailure: a run that ends before a healthy
+// server has finished connecting — Close, or the context Start was given
+// ending — is toolshelf stopping, not the server failing: nothing is
+// logged as a warning (before, "connection failed … context canceled;
+// check that … starts an MCP server" blamed a correct configuration).
+func TestStopWhileConnectingIsNoFailure(t *testing.T) {
+	for _, how := range []string{"close", "context"} {
+		t.Run(how, func(t *testing.T) {
+			f := newFixture(t, ServerConfig{Name: "slow", Type: "stdio", Command: "mcp-server-slow"})
+			withSilent(f, "slow")
+			// The attempt is under way once its transport is made.
+			dialing := make(chan struct{})
+			silent := f.m.transport
+			f.m.transport = func(s *server) (transport, error) {
+				defer close(dialing)
+				return silent(s)
+			}
+			ctx, cancel := context.WithCancel(f.ctx())
+			defer cancel()
+			f.m.Start(ctx)
+			<-dialing
+			if how == "close" {
+				if err := f.m.Close(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				cancel()
+				f.waitAll()
+			}
+			st := f.status("slow")
+			if st.State != Failed || !errors.Is(st.Err, ErrStopped) {
+				t.Errorf("after the stop: %s, %v; want failed with ErrStopped", st.State, st.Err)
+			}
+			if log := f.log.String(); strings.Contains(log, "level=WARN") || strings.Contains(log, "level=ERROR") {
+				t.Errorf("the stop was logged as a problem:\n%s", log)
+			}
+		})
 	}
 }

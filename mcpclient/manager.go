@@ -70,6 +70,10 @@ type Options struct {
 	// ClientName and ClientVersion identify the client to servers
 	// (default "toolshelf" and "dev").
 	ClientName, ClientVersion string
+	// Progress, when set, receives the progress notifications of tool
+	// calls, on the goroutine that reads the server's messages: it must
+	// return quickly.
+	Progress func(Progress)
 }
 
 // Manager connects to the configured MCP servers and keeps their tools in a
@@ -288,6 +292,11 @@ func (m *Manager) Close() error {
 
 var errClosed = errors.New("the MCP client was closed")
 
+// ErrStopped is the error of a server whose connection attempt toolshelf
+// itself stopped — the Manager was closed, or the context given to Start
+// ended, before the server had answered — rather than one that failed.
+var ErrStopped = errors.New("connecting was stopped before the server answered: toolshelf was shutting down")
+
 // spawn runs f in a goroutine that Close waits for. It reports false, and
 // does not run f, once the Manager is closed. It must not be called with
 // m.mu held.
@@ -468,13 +477,18 @@ func (m *Manager) serversOf(name string) []*server {
 // WaitDirect is the first prompt's wait: it waits at most max (and no
 // longer than ctx) for the enabled servers that have direct or always-loaded
 // tools by configuration, so their tools are declared from the first
-// request. Servers whose tools are loaded on demand are not waited for. If
-// some of the awaited servers are still connecting afterwards, it returns
-// [StillConnectingNotice]; otherwise "".
-func (m *Manager) WaitDirect(ctx context.Context, max time.Duration) (notice string) {
+// request, and for the servers whose tools may match one of named: tool
+// names or patterns (* matches any run of characters, case is ignored)
+// that the caller activates before the first request, such as the command
+// line's --tools +mcp__memory__read_graph. Other servers, whose tools are
+// loaded on demand, are not waited for. If some of the awaited servers
+// are still connecting afterwards, it returns [StillConnectingNotice];
+// otherwise "".
+func (m *Manager) WaitDirect(ctx context.Context, max time.Duration, named ...string) (notice string) {
 	var servers []*server
 	for _, s := range m.servers {
-		if !s.cfg.Disabled && (s.cfg.AlwaysLoad || s.cfg.hasExposure(tool.Direct)) {
+		if !s.cfg.Disabled && (s.cfg.AlwaysLoad || s.cfg.hasExposure(tool.Direct) ||
+			slices.ContainsFunc(named, func(p string) bool { return s.mayProvide(p) })) {
 			servers = append(servers, s)
 		}
 	}
@@ -492,6 +506,16 @@ func (m *Manager) WaitDirect(ctx context.Context, max time.Duration) (notice str
 		}
 	}
 	return ""
+}
+
+// mayProvide reports whether a tool of the server may match pattern, a
+// tool name or a * pattern, ignoring case, before the server has listed
+// its tools: the pattern's text before its first * and the server's
+// mcp__<server>__ prefix agree as far as both go.
+func (s *server) mayProvide(pattern string) bool {
+	lit, _, _ := strings.Cut(strings.ToLower(pattern), "*")
+	prefix := strings.ToLower(tool.NamespaceName(s.cfg.Name) + "__")
+	return strings.HasPrefix(lit, prefix) || strings.HasPrefix(prefix, lit)
 }
 
 // NeedsSearch reports whether some enabled server has tools that wait on the
@@ -605,6 +629,7 @@ func newCommand(s *server) *exec.Cmd {
 	cmd.Stderr = &lineWriter{log: s.log}
 	// A grandchild that keeps standard error open must not hold up Wait.
 	cmd.WaitDelay = 2 * time.Second
+	ownProcessGroup(cmd)
 	return cmd
 }
 

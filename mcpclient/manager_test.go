@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -800,5 +801,67 @@ func TestCloseIsIdempotentAndStartAfterCloseDoesNothing(t *testing.T) {
 	}
 	if err := f.m.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUnavailable: why a declared tool that has not registered cannot be
+// called — by the state of the server its name belongs to.
+func TestUnavailable(t *testing.T) {
+	off := memServer("off")
+	off.Disabled = true
+	f := newFixture(t, memServer("up"), memServer("starting"), off,
+		ServerConfig{Name: "broken", Type: "stdio", Command: "toolshelf-no-such-command"})
+	useMemServers(f.m, map[string]*mcp.Server{"up": mcptest.NewServer("up", ""), "starting": mcptest.NewServer("starting", "")})
+	mem := f.m.transport
+	f.m.transport = func(s *server) (transport, error) {
+		if s.cfg.Name == "broken" {
+			return transport{}, exec.ErrNotFound
+		}
+		return mem(s)
+	}
+	gate := gatedTransports(f.m, "starting")["starting"]
+	t.Cleanup(func() { close(gate) }) // before the fixture's Close, which waits for the attempt
+	f.m.Start(f.ctx())
+	for _, name := range []string{"up", "broken"} {
+		if err := f.m.WaitFor(f.ctx(), "mcp__"+name+"__echo"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{
+		"mcp__up__echo":           "", // registered
+		"mcp__up__gone":           `MCP server "up" does not list it`,
+		"mcp__starting__echo":     "", // may yet come
+		"mcp__off__echo":          `MCP server "off" is disabled in the servers file`,
+		"mcp__broken__echo":       `MCP server "broken" failed to connect (its command was not found)`,
+		"mcp__memory__read_graph": "no MCP server configured in this run provides the mcp__memory tools",
+		"read_file":               "", // not an MCP tool's name
+	} {
+		if got := f.m.Unavailable(name); got != want {
+			t.Errorf("Unavailable(%s) = %q, want %q", name, got, want)
+		}
+	}
+	if !f.m.Provides("mcp__off__echo") || !f.m.Provides("mcp__up") || f.m.Provides("mcp__memory__read_graph") {
+		t.Errorf("Provides: off %v, up %v, memory %v", f.m.Provides("mcp__off__echo"), f.m.Provides("mcp__up"), f.m.Provides("mcp__memory__read_graph"))
+	}
+}
+
+// TestMayProvide: which servers the first prompt waits for, for a tool
+// name or pattern that will be activated before the first request.
+func TestMayProvide(t *testing.T) {
+	s := &server{cfg: ServerConfig{Name: "my-memory"}}
+	for pattern, want := range map[string]bool{
+		"mcp__my_memory__read_graph": true,
+		"MCP__My_Memory__Read_Graph": true, // --tools ignores case
+		"mcp__my_memory__*":          true,
+		"mcp__my*":                   true,
+		"*read*":                     true,
+		"mcp__*__read_graph":         true,
+		"mcp__memory__read_graph":    false,
+		"mcp__my_memory_x__read":     false,
+		"tool_search":                false,
+	} {
+		if got := s.mayProvide(pattern); got != want {
+			t.Errorf("mayProvide(%q) = %v, want %v", pattern, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -56,6 +57,48 @@ func TestProgressCannotKeepACallAliveForever(t *testing.T) {
 		}
 		if r := f.call("mcp__busy__echo", `{"text":"x"}`); r.IsError || text(r) != "echo: x" {
 			t.Errorf("a call after the capped one = %q", text(r))
+		}
+	})
+}
+
+// TestProgressIsReported: a call's progress notifications reach
+// Options.Progress with the call, the server, the tool's model-facing name,
+// the figures and the message (redacted).
+func TestProgressIsReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got []Progress
+		f := newFixture(t, ServerConfig{Name: "busy", Expanded: map[string]string{"TOKEN": "s3cr3t-value"}})
+		f.m.opts.Progress = func(p Progress) { got = append(got, p) }
+		srv := mcptest.NewServer("busy", "")
+		srv.AddTool(&mcp.Tool{Name: "steps", Description: "Work in three steps.", InputSchema: mcptest.ObjectSchema()},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				for i := 1; i <= 3; i++ {
+					if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(),
+						Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d with s3cr3t-value", i)}); err != nil {
+						return nil, err
+					}
+					// (The bubble's clock.) A notification the client
+					// reads after the answer is not the call's any more.
+					time.Sleep(time.Second)
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+			})
+		useMemServers(f.m, map[string]*mcp.Server{"busy": srv})
+		f.m.Start(f.ctx())
+		f.waitAll()
+		if r := f.call("mcp__busy__steps", `{}`); r.IsError || text(r) != "done" {
+			t.Fatalf("result %q", text(r))
+		}
+		synctest.Wait() // the notifications are read on the session's goroutine
+		if len(got) != 3 {
+			t.Fatalf("%d notifications reported: %+v", len(got), got)
+		}
+		for i, p := range got {
+			want := Progress{Call: got[0].Call, Server: "busy", Tool: "mcp__busy__steps", Progress: float64(i + 1), Total: 3,
+				Message: fmt.Sprintf("step %d with ${TOKEN}", i+1)}
+			if p != want || p.Call == "" {
+				t.Errorf("notification %d: %+v, want %+v", i, p, want)
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ package mcpclient
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -185,5 +186,53 @@ func TestStdioMissingCommandFails(t *testing.T) {
 		if !strings.Contains(st.Err.Error(), want) {
 			t.Errorf("error %q does not mention %q", st.Err, want)
 		}
+	}
+}
+
+// TestStdioRelativeCommandNamesWhatWasTried: a relative command that is
+// not there fails with the path that was tried and where relative
+// commands are taken from.
+func TestStdioRelativeCommandNamesWhatWasTried(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(file, []byte(`{"mcpServers": {"local": {"command": "./bin/server"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustManager(t, cfg)
+	defer m.Close()
+	m.Start(t.Context())
+	if err := m.WaitAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st := m.Servers()[0]
+	tried := filepath.Join(dir, "bin", "server")
+	for _, want := range []string{tried + " does not exist", `a relative "command" is taken from the servers file's folder`} {
+		if st.State != Failed || st.Err == nil || !strings.Contains(st.Err.Error(), want) {
+			t.Errorf("status %s, %v; want failed, saying %q", st.State, st.Err, want)
+		}
+	}
+}
+
+// TestStdioServerHasItsOwnProcessGroup: a stdio server leads a process
+// group of its own, so the SIGINT a terminal sends its foreground group on
+// Ctrl-C reaches toolshelf, not the server.
+func TestStdioServerHasItsOwnProcessGroup(t *testing.T) {
+	f := newFixture(t, stdioServer("proc", nil))
+	f.m.Start(f.ctx())
+	f.waitAll()
+	pid, err := strconv.Atoi(text(f.call("mcp__proc__pid", `{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid, err := syscall.Getpgid(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pgid != pid || pgid == syscall.Getpgrp() {
+		t.Errorf("the server (pid %d) is in process group %d; toolshelf's is %d", pid, pgid, syscall.Getpgrp())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -75,7 +76,8 @@ type Catalog struct {
 // loadable tools, in registration order).
 func NewCatalog(tools []tool.Tool, opts CatalogOptions) *Catalog {
 	c := &Catalog{}
-	h := sha256.New()
+	// hashed is what the pool hash covers of each tool.
+	hashed := make([]string, 0, len(tools))
 	groupDesc := map[string]string{}
 	for _, t := range tools {
 		brief := opts.Briefs[t.Name]
@@ -96,7 +98,15 @@ func NewCatalog(tools []tool.Tool, opts CatalogOptions) *Catalog {
 			New: opts.Known != nil && !opts.Known[t.Name], Uses: opts.Uses[t.Name]})
 		// The pool hash covers what the model is told about each tool,
 		// so a changed definition invalidates cached selections.
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", t.Name, brief, t.Description, t.Parameters)
+		hashed = append(hashed, fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00", t.Name, brief, t.Description, t.Parameters))
+	}
+	// Sorted (by name first): the registration order is the order in which MCP
+	// servers happened to connect, and the same pool must hit the same
+	// cached selections whatever it was.
+	h := sha256.New()
+	slices.Sort(hashed)
+	for _, s := range hashed {
+		io.WriteString(h, s)
 	}
 	c.hash = hex.EncodeToString(h.Sum(nil))
 	slices.SortStableFunc(c.Choices, func(a, b Choice) int { return b.Uses - a.Uses })
@@ -129,7 +139,8 @@ func NewCatalog(tools []tool.Tool, opts CatalogOptions) *Catalog {
 	return c
 }
 
-// Hash identifies the pool: the tools' names, briefs and definitions.
+// Hash identifies the pool: the tools' names, briefs and definitions,
+// whatever their order.
 func (c *Catalog) Hash() string { return c.hash }
 
 // Text renders the choices of the given groups (every choice when groups

@@ -102,6 +102,14 @@ func TestCatalog(t *testing.T) {
 		same.Hash() == selection.NewCatalog(changed, selection.CatalogOptions{}).Hash() {
 		t.Errorf("the pool hash does not follow the definitions")
 	}
+	// MCP servers register their tools in the order they finish
+	// connecting: the same pool in another order is the same pool, or a
+	// repeated task would miss the pattern cache whenever the servers
+	// connected in another order.
+	reordered := append(slices.Clone(tools[3:]), tools[:3]...)
+	if got := selection.NewCatalog(reordered, selection.CatalogOptions{}).Hash(); got != same.Hash() {
+		t.Errorf("the pool hash depends on the registration order: %s, then %s", same.Hash(), got)
+	}
 }
 
 func TestParse(t *testing.T) {

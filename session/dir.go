@@ -20,8 +20,8 @@ import (
 // parentEntry, and it holds copies of the entries from the root to at
 // (same ids, same lines), with the leaf at at. An empty at means the
 // source's last entry. The source is read, never modified; a torn final
-// line in it is ignored. The new header's cwd is opts.Cwd, or the
-// source's when that is empty.
+// line in it is ignored. The new header's cwd and mcpFile are opts.Cwd
+// and opts.MCPFile, or the source's where they are empty.
 //
 // A source that is damaged further on (a [*FormatError]: a line that is
 // not a valid entry) can still be forked at an entry before the damage,
@@ -50,9 +50,12 @@ func Fork(path, at, dir string, opts *Options) (*Session, error) {
 		return nil, fmt.Errorf("forking session: %w", err)
 	}
 	h := Header{Version: Version, ID: randomHex(8), Timestamp: opts.now(), Cwd: src.header.Cwd,
-		ParentSession: abs, ParentEntry: at}
+		MCPFile: src.header.MCPFile, ParentSession: abs, ParentEntry: at}
 	if opts != nil && opts.Cwd != "" {
 		h.Cwd = opts.Cwd
+	}
+	if opts != nil && opts.MCPFile != "" {
+		h.MCPFile = opts.MCPFile
 	}
 	var body []byte
 	for _, i := range src.branch(at) {
@@ -71,11 +74,12 @@ type Info struct {
 	// in the file's name ([Create]'s naming) if it has them; Entries and
 	// FirstUserText cover the entries before the damage.
 	Err error
-	// ID, Timestamp, Cwd, ParentSession and ParentEntry come from the
-	// header.
+	// ID, Timestamp, Cwd, MCPFile, ParentSession and ParentEntry come
+	// from the header.
 	ID            string
 	Timestamp     time.Time
 	Cwd           string
+	MCPFile       string
 	ParentSession string
 	ParentEntry   string
 	// Entries counts the entries on every branch.
@@ -136,7 +140,7 @@ func info(path string) Info {
 		return in
 	}
 	in := Info{Path: path, Err: err, ID: p.header.ID, Timestamp: p.header.Timestamp, Cwd: p.header.Cwd,
-		ParentSession: p.header.ParentSession, ParentEntry: p.header.ParentEntry, Entries: len(p.entries)}
+		MCPFile: p.header.MCPFile, ParentSession: p.header.ParentSession, ParentEntry: p.header.ParentEntry, Entries: len(p.entries)}
 	for _, e := range p.entries {
 		if e.Message != nil && e.Message.Role == llm.RoleUser {
 			in.FirstUserText = title(llm.ContentText(e.Message.Content, " "))

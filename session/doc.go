@@ -11,10 +11,12 @@
 // ended by "\n". Line 1 is the header:
 //
 //	{"type":"session","version":1,"id":"4f1c9a0b2d3e4f50","timestamp":"2026-01-02T15:04:05.123Z",
-//	 "cwd":"/home/me/project","parentSession":"/path/of/source.jsonl","parentEntry":"9a0b1c2d"}
+//	 "cwd":"/home/me/project","mcpFile":"/home/me/project/.toolshelf/mcp.json",
+//	 "parentSession":"/path/of/source.jsonl","parentEntry":"9a0b1c2d"}
 //
 // id is 16 random hex digits; timestamp is RFC 3339 in UTC with
-// milliseconds; cwd, parentSession and parentEntry are optional (a forked
+// milliseconds; cwd, mcpFile, parentSession and parentEntry are optional
+// (mcpFile is the MCP servers file the session was started with; a forked
 // session names the file and the entry it was forked from). version is the
 // major version of the format, an integer; a reader rejects versions it
 // does not know ([ErrUnsupportedVersion]). Additions that older readers can

@@ -44,6 +44,10 @@ type Header struct {
 	Timestamp time.Time
 	// Cwd is the working directory of the agent, if recorded.
 	Cwd string
+	// MCPFile is the MCP servers file the session was started with, an
+	// absolute path, if it had one: a resumed session uses it again
+	// unless told otherwise.
+	MCPFile string
 	// ParentSession is the path of the session this one was forked from,
 	// if any.
 	ParentSession string
@@ -58,6 +62,7 @@ type headerJSON struct {
 	ID            string `json:"id"`
 	Timestamp     string `json:"timestamp"`
 	Cwd           string `json:"cwd,omitempty"`
+	MCPFile       string `json:"mcpFile,omitempty"`
 	ParentSession string `json:"parentSession,omitempty"`
 	ParentEntry   string `json:"parentEntry,omitempty"`
 }
@@ -66,7 +71,7 @@ type headerJSON struct {
 func (h Header) MarshalJSON() ([]byte, error) {
 	return marshal(headerJSON{
 		Type: headerType, Version: h.Version, ID: h.ID, Timestamp: formatTime(h.Timestamp),
-		Cwd: h.Cwd, ParentSession: h.ParentSession, ParentEntry: h.ParentEntry,
+		Cwd: h.Cwd, MCPFile: h.MCPFile, ParentSession: h.ParentSession, ParentEntry: h.ParentEntry,
 	})
 }
 
@@ -106,7 +111,7 @@ func (h *Header) UnmarshalJSON(b []byte) error {
 	for _, f := range []struct {
 		key string
 		dst *string
-	}{{"cwd", &out.Cwd}, {"parentSession", &out.ParentSession}, {"parentEntry", &out.ParentEntry}} {
+	}{{"cwd", &out.Cwd}, {"mcpFile", &out.MCPFile}, {"parentSession", &out.ParentSession}, {"parentEntry", &out.ParentEntry}} {
 		if err := stringField(fields, f.key, f.dst); err != nil {
 			return err
 		}

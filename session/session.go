@@ -44,6 +44,10 @@ type Options struct {
 	// Cwd is recorded in the header of new sessions. Fork keeps the
 	// source's when it is empty.
 	Cwd string
+	// MCPFile, the MCP servers file the session runs with, is recorded in
+	// the header of new sessions. Fork keeps the source's when it is
+	// empty.
+	MCPFile string
 	// ReadOnly makes Open read the file without opening it for writing
 	// and without changing it: a torn final line is dropped in memory
 	// only (and still reported by Recovered), and appends fail with
@@ -95,7 +99,7 @@ type Session struct {
 func Create(dir string, opts *Options) (*Session, error) {
 	h := Header{Version: Version, ID: randomHex(8), Timestamp: opts.now()}
 	if opts != nil {
-		h.Cwd = opts.Cwd
+		h.Cwd, h.MCPFile = opts.Cwd, opts.MCPFile
 	}
 	return create(dir, h, nil, opts)
 }

@@ -257,6 +257,47 @@ func TestCreate(t *testing.T) {
 	}
 }
 
+// TestMCPFileInHeader: the servers file a session is created with is in
+// its header, read back on open and listed; a fork keeps it unless given
+// another.
+func TestMCPFileInHeader(t *testing.T) {
+	dir := t.TempDir()
+	opts := clock(epoch)
+	opts.MCPFile = "/home/ada/project/.toolshelf/mcp.json"
+	s, err := session.Create(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, llm.UserText("hi", 1))
+	var header map[string]any
+	if err := json.Unmarshal(bytes.SplitN(readFile(t, s.Path()), []byte("\n"), 2)[0], &header); err != nil {
+		t.Fatal(err)
+	}
+	if header["mcpFile"] != opts.MCPFile {
+		t.Errorf("header line %v, want mcpFile %s", header, opts.MCPFile)
+	}
+	if got := reopen(t, s).Header().MCPFile; got != opts.MCPFile {
+		t.Errorf("reopened: MCPFile %q", got)
+	}
+	infos, err := session.List(dir)
+	if err != nil || len(infos) != 1 || infos[0].MCPFile != opts.MCPFile {
+		t.Errorf("List: %+v, %v", infos, err)
+	}
+	kept, err := session.Fork(s.Path(), "", t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	other, err := session.Fork(s.Path(), "", t.TempDir(), &session.Options{MCPFile: "/elsewhere/mcp.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if kept.Header().MCPFile != opts.MCPFile || other.Header().MCPFile != "/elsewhere/mcp.json" {
+		t.Errorf("forks: %q and %q", kept.Header().MCPFile, other.Header().MCPFile)
+	}
+}
+
 func TestEntryLines(t *testing.T) {
 	s := newSession(t)
 	e1 := mustAppend(t, s, llm.UserText("hi", 1))

@@ -423,9 +423,10 @@ func parseLimit(raw json.RawMessage) (int, error) {
 
 // ResultText renders an outcome for the model: "No matching tools found."
 // (followed by the hint, if any), or "Loaded <n> tool(s). They are
-// available from your next call:" and one line per tool with the first line
-// of its description (at most MaxBriefBytes of it), then the hits left on
-// the shelf. The text is at most MaxResultBytes long: lines past it are
+// available from your next call:" (the reference's text for the model,
+// kept word for word: "They" for one tool too) and one line per tool with
+// the first line of its description (at most MaxBriefBytes of it), then
+// the hits left on the shelf. The text is at most MaxResultBytes long: lines past it are
 // left out, with a last line saying how many.
 func ResultText(reg *tool.Registry, out Outcome) string {
 	if len(out.Loaded) == 0 {

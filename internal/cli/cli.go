@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,9 +46,32 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
+// Exit statuses beyond 0 (done), 1 (failed) and 2 (invoked wrongly).
+const (
+	// exitNoServers: run answered, but every configured MCP server
+	// failed to connect, so the answer had none of their tools.
+	exitNoServers = 3
+)
+
+// exitError is an error with its own exit status; shown reports that it
+// was printed already (a provider's error, in the run's output), so Main
+// does not print it again.
+type exitError struct {
+	err   error
+	code  int
+	shown bool
+}
+
+// Error returns the underlying message.
+func (e exitError) Error() string { return e.err.Error() }
+
+// Unwrap returns the underlying error.
+func (e exitError) Unwrap() error { return e.err }
+
 // Main runs the toolshelf command line with args (without the program name)
 // and returns the process exit status: 0 on success, 1 when the command
-// failed, 2 when it was invoked wrongly.
+// failed, 2 when it was invoked wrongly, 3 when run answered although
+// every configured MCP server failed to connect.
 //
 // Cancelling ctx stops the command as Ctrl-C (SIGINT) does, which Main
 // handles itself: a run answers its calls in flight as cancelled and
@@ -65,6 +89,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	err := root.ExecuteContext(ictx)
 	if err == nil {
 		return 0
+	}
+	var xe exitError
+	if errors.As(err, &xe) {
+		if !xe.shown {
+			printf(stderr, "toolshelf: %v\n", err)
+		}
+		return cmp.Or(xe.code, 1)
 	}
 	// Errors may quote servers, models and files: shown safe.
 	printf(stderr, "toolshelf: %v\n", err)

@@ -2,9 +2,14 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,6 +40,10 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 		if err != nil {
 			return nil, err
 		}
+		if path == "" {
+			// Nothing to check is a failure of the check.
+			return nil, errors.New(noServersFile())
+		}
 		shelf, err := toolshelf.New(e.ctx, toolshelf.Config{MCPFile: path,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ClientName: "toolshelf", ClientVersion: version()})
 		if err != nil {
@@ -50,8 +59,8 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 		Short: "List the servers: state, exposure, tool count and why a server failed",
 		Long: `list connects to every enabled server, waits for them (at most --wait) and prints a line per
 server: its state, exposure, tool count and, for a server that failed, the whole error. The exit
-status is 1 when a server failed, was disconnected or was still connecting after --wait, so a
-script can check a configuration.`,
+status is 1 when a server failed, was disconnected or was still connecting after --wait, or when
+there is no servers file (it says where it looked), so a script can check a configuration.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			shelf, err := connect()
@@ -104,8 +113,103 @@ script can check a configuration.`,
 			return tw.Flush()
 		},
 	}
-	cmd.AddCommand(list, tools)
+	var out string
+	dump := &cobra.Command{
+		Use:   "dump [SERVER...] --out DIR",
+		Short: "Write servers' tool lists as catalog files, for lint --catalog and search --catalog",
+		Long: `dump connects to the servers (every enabled one, or those named), waits for them (at most
+--wait) and writes each one's tools/list answer to DIR/SERVER.json, in the format of the built-in
+catalog's files: the server's name, version, title and instructions, its capabilities, and the
+tools as toolshelf receives them. The command that starts a server and its environment are not
+written. Then lint and search work on your own servers:
+
+  toolshelf mcp dump --out servers
+  toolshelf lint --catalog servers
+  toolshelf search --catalog servers "what the tool should do"
+
+The exit status is 1 when a server could not be dumped (the others are written).`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("mcp dump needs --out DIR, the folder to write the catalog files to")
+			}
+			shelf, err := connect()
+			if err != nil {
+				return err
+			}
+			defer shelf.Close()
+			return dumpServers(e, shelf.MCP(), args, out)
+		},
+	}
+	dump.Flags().StringVar(&out, "out", "", "folder to write the SERVER.json files to (made when missing; files of the same name are replaced)")
+	cmd.AddCommand(list, tools, dump)
 	return cmd
+}
+
+// dumpServers writes the catalog file of each named server (every enabled
+// one when none is named) to dir, saying what it wrote.
+func dumpServers(e *env, m *mcpclient.Manager, names []string, dir string) error {
+	servers := m.Servers()
+	for _, n := range names {
+		if !slices.ContainsFunc(servers, func(s mcpclient.Status) bool { return s.Name == n }) {
+			return usagef("no server %q in the MCP configuration; toolshelf mcp list shows them", n)
+		}
+	}
+	if len(names) == 0 {
+		for _, s := range servers {
+			if s.State != mcpclient.Disabled {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return errors.New("no enabled MCP server to dump: the servers file has none")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("mcp dump --out: %w", err)
+	}
+	var failed []string
+	for _, name := range names {
+		data, err := m.CatalogFile(e.ctx, name)
+		if err == nil {
+			err = writeFileAtomic(filepath.Join(dir, name+".json"), data)
+		}
+		if err != nil {
+			printf(e.stderr, "toolshelf: %v\n", err)
+			failed = append(failed, name)
+			continue
+		}
+		var doc struct{ Tools []json.RawMessage }
+		_ = json.Unmarshal(data, &doc)
+		printf(e.stdout, "wrote %s (%s)\n", filepath.Join(dir, name+".json"), plural(len(doc.Tools), "tool"))
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d MCP servers not dumped: %s; the errors are above", len(failed), len(names), strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the
+// same folder, renamed into place, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // serverJSON is a server's status as mcp list --json prints it.

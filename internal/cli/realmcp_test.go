@@ -116,3 +116,44 @@ func TestRealServersMCPCommands(t *testing.T) {
 		t.Errorf("mcp tools nosuch: exit %d: %s", code, errOut)
 	}
 }
+
+// TestMCPDumpThenLintAndSearch: mcp dump writes a catalog file per real
+// server, which lint --catalog and search --catalog read as they read the
+// built-in catalog.
+func TestMCPDumpThenLintAndSearch(t *testing.T) {
+	dir := t.TempDir()
+	mcp := realServers(t, dir)
+	out := filepath.Join(t.TempDir(), "servers")
+	code, stdout, errOut := run(t, "mcp", "dump", "--mcp", mcp, "--out", out)
+	if code != 0 {
+		t.Fatalf("dump: exit %d: %s%s", code, stdout, errOut)
+	}
+	for _, name := range []string{"everything", "filesystem", "memory"} {
+		want := "wrote " + filepath.Join(out, name+".json") + " ("
+		if !strings.Contains(stdout, want) {
+			t.Errorf("dump's output lacks %q:\n%s", want, stdout)
+		}
+		data, err := os.ReadFile(filepath.Join(out, name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), dir) && name != "filesystem" {
+			t.Errorf("%s.json holds the test's folder", name)
+		}
+	}
+	code, stdout, errOut = run(t, "lint", "--catalog", out, "--fail-on", "never")
+	if code != 0 || !regexp.MustCompile(`Summary: \d+ tools of 3 servers`).MatchString(stdout) || errOut != "" {
+		t.Errorf("lint --catalog: exit %d:\n%s%s", code, stdout, errOut)
+	}
+	code, stdout, errOut = run(t, "search", "--catalog", out, "read the knowledge graph")
+	if code != 0 || !strings.Contains(strings.SplitN(stdout, "\n", 3)[0]+strings.SplitN(stdout, "\n", 3)[1], "mcp__memory__read_graph") {
+		t.Errorf("search --catalog: exit %d:\n%s%s", code, stdout, errOut)
+	}
+	// One server by name; one that is not configured is refused.
+	if code, stdout, _ := run(t, "mcp", "dump", "memory", "--mcp", mcp, "--out", t.TempDir()); code != 0 || strings.Count(stdout, "wrote ") != 1 {
+		t.Errorf("dump memory: exit %d: %s", code, stdout)
+	}
+	if code, _, errOut := run(t, "mcp", "dump", "nosuch", "--mcp", mcp, "--out", out); code != 2 || !strings.Contains(errOut, `no server "nosuch"`) {
+		t.Errorf("dump nosuch: exit %d: %s", code, errOut)
+	}
+}

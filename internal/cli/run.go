@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,11 +118,21 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 			r.close()
 		}
 	}()
+	// The session first: a --resume that names no session fails before
+	// a model or a server starts, and a resumed session says which
+	// servers file it ran with.
+	var sc *toolshelf.SessionConfig
+	if !f.noSession {
+		var err error
+		if sc, err = sessionConfig(f); err != nil {
+			return nil, err
+		}
+	}
 	prov, err := r.provider()
 	if err != nil {
 		return nil, err
 	}
-	mcpFile, err := findMCPFile(f.mcpFile)
+	mcpFile, err := r.serversFile(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +147,10 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		// --tools +codemode declares the codemode tool without codemode
 		// servers: it must be registered for the pattern to find it.
 		Codemode: toolshelf.CodemodeConfig{Enable: activates(f.tools, codemode.Name)},
+	}
+	if !f.asJSON {
+		// Long calls show how far they are; --json output stays events.
+		cfg.Progress = newProgressPrinter(e.stderr).report
 	}
 	if f.metrics != metricsOff {
 		if cfg.Metrics, err = r.metricsPath(); err != nil {
@@ -151,17 +167,14 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		Provider: prov, SystemPrompt: f.system, MaxTurns: f.maxTurns, MaxTokens: f.maxTokens,
 		FirstWait: f.firstWait, Notify: r.notify,
 		Adjust: func(reg *tool.Registry) error { return applyToolPatterns(reg, f.tools) },
+		// A tool --tools activates is waited for like a direct one, so
+		// the first request declares it.
+		FirstWaitFor: activatedPatterns(f.tools),
 	}
 	if f.firstWait <= 0 {
 		acfg.FirstWait = -1
 	}
-	if !f.noSession {
-		sc, err := sessionConfig(f)
-		if err != nil {
-			return nil, err
-		}
-		acfg.Session = sc
-	}
+	acfg.Session = sc
 	if f.selectTools {
 		sel := &toolshelf.SelectConfig{Ask: ask}
 		if f.selectFallback != "" {
@@ -178,6 +191,7 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		return nil, explainSessionError(err)
 	}
 	r.closers = append(r.closers, func() { _ = r.conv.Close() })
+	r.warnMissingServers(mcpFile)
 	if r.session = r.conv.Session(); r.session != nil {
 		if n := r.session.Recovered(); n > 0 {
 			fmt.Fprintf(e.stderr, "toolshelf: the session's last entry was cut short (the process writing it was stopped); its %d bytes were dropped\n", n)
@@ -301,23 +315,98 @@ func startEmulator(responder emulator.Responder) (url string, stop func(), err e
 	}, nil
 }
 
-// findMCPFile returns the MCP servers file: --mcp, else
-// ./.toolshelf/mcp.json, else $XDG_CONFIG_HOME/toolshelf/mcp.json; "" when
-// there is none.
-func findMCPFile(path string) (string, error) {
-	if path != "" {
-		return path, nil
+// serversFile returns the servers file of a run: --mcp, else the one a
+// resumed session last ran with, else the first of mcpCandidates that
+// exists; "" when there is none, after a note saying where toolshelf
+// looked and how to make one.
+func (r *agentRun) serversFile(sc *toolshelf.SessionConfig) (string, error) {
+	if r.flags.mcpFile != "" {
+		return r.flags.mcpFile, nil
 	}
+	if sc != nil && sc.Resume != "" {
+		// A session that cannot be read fails when it is opened, with
+		// the reason; here it only remembers nothing.
+		if recorded, err := toolshelf.SessionMCPFile(sc.Resume); err == nil && recorded != "" {
+			_, statErr := os.Stat(recorded)
+			if statErr == nil {
+				return recorded, nil
+			}
+			printf(r.e.stderr, "toolshelf: warning: the session ran with the servers file %s, which cannot be read now (%v); --mcp FILE names the one to use\n", recorded, unwrapPath(statErr))
+		}
+	}
+	path, err := findMCPFile("")
+	if path == "" && err == nil {
+		printLine(r.e.stderr, "toolshelf: "+noServersFile()+"; running without MCP tools")
+	}
+	return path, err
+}
+
+// warnMissingServers tells the person, when a resumed session declared
+// tools that no configured server provides, which servers they need and
+// how to get them: with no servers file in effect, that is the cause.
+func (r *agentRun) warnMissingServers(mcpFile string) {
+	var missing []string
+	for _, name := range r.reg.Pending() {
+		if ns, ok := mcpclient.Namespace(name); ok && !r.mcp.Provides(name) && !slices.Contains(missing, ns) {
+			missing = append(missing, ns)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	why := "no servers file is in effect"
+	if mcpFile != "" {
+		why = "the servers file " + mcpFile + " configures no such server"
+	}
+	printf(r.e.stderr, "toolshelf: warning: the session's tools of %s cannot be called: %s; name the servers file the session used with --mcp FILE\n",
+		strings.Join(missing, ", "), why)
+}
+
+// mcpCandidates are where toolshelf looks for the servers file without
+// --mcp, in order: ./.toolshelf/mcp.json, then
+// $XDG_CONFIG_HOME/toolshelf/mcp.json.
+func mcpCandidates() []string {
 	candidates := []string{filepath.Join(".toolshelf", "mcp.json")}
 	if dir, err := os.UserConfigDir(); err == nil {
 		candidates = append(candidates, filepath.Join(dir, "toolshelf", "mcp.json"))
 	}
-	for _, c := range candidates {
+	return candidates
+}
+
+// findMCPFile returns the MCP servers file: path (--mcp) when set, else the
+// first of mcpCandidates that exists; "" when there is none.
+func findMCPFile(path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	for _, c := range mcpCandidates() {
 		if _, err := os.Stat(c); err == nil {
 			return c, nil
 		}
 	}
 	return "", nil
+}
+
+// noServersFile says that no servers file was found, where toolshelf
+// looked, and how to make one.
+func noServersFile() string {
+	cands := mcpCandidates()
+	for i, c := range cands {
+		if !filepath.IsAbs(c) {
+			cands[i] = "./" + filepath.ToSlash(c)
+		}
+	}
+	return fmt.Sprintf(`no MCP servers file: looked for %s; create one holding {"mcpServers": {"NAME": {"command": "PROGRAM", "args": ["ARG"]}}}, or name one with --mcp FILE`,
+		strings.Join(cands, " and "))
+}
+
+// unwrapPath returns a path error's cause, without the path.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // sessionConfig maps --session-dir, --resume and --fork onto the front
@@ -341,6 +430,7 @@ func sessionConfig(f *agentFlags) (*toolshelf.SessionConfig, error) {
 // prompt runs one user prompt to its end.
 func (r *agentRun) prompt(ctx context.Context, text string) error {
 	r.out.redact = r.mcp.Redact
+	r.out.shown = nil
 	var runErr error
 	for ev, err := range r.conv.Run(ctx, text) {
 		if err != nil {
@@ -364,6 +454,43 @@ func activates(spec, name string) bool {
 		}
 	}
 	return false
+}
+
+// noServers returns the error of a run that answered although every
+// configured MCP server (one at least) failed to connect: exit status 3,
+// since the answer had none of their tools.
+func (r *agentRun) noServers() error {
+	var failed []string
+	enabled := 0
+	for _, s := range r.mcp.Servers() {
+		switch {
+		case s.State == mcpclient.Disabled:
+			continue
+		case s.State == mcpclient.Failed && !errors.Is(s.Err, mcpclient.ErrStopped):
+			failed = append(failed, s.Name)
+		}
+		enabled++
+	}
+	if enabled == 0 || len(failed) < enabled {
+		return nil
+	}
+	what, its := "the MCP server "+failed[0], "its"
+	if len(failed) > 1 {
+		what, its = "every MCP server ("+strings.Join(failed, ", ")+")", "their"
+	}
+	return exitError{code: exitNoServers, err: fmt.Errorf("%s failed to connect, so the answer had none of %s tools; the warnings above say why, and toolshelf mcp list checks the servers file", what, its)}
+}
+
+// activatedPatterns returns the patterns of a --tools list that activate
+// (+pattern or pattern).
+func activatedPatterns(spec string) []string {
+	var out []string
+	for _, item := range splitList(spec) {
+		if item[0] != '-' {
+			out = append(out, strings.TrimPrefix(item, "+"))
+		}
+	}
+	return out
 }
 
 // applyToolPatterns activates (+pattern or pattern) and deactivates
@@ -408,7 +535,11 @@ rendered so the provider's prompt cache survives. The conversation is saved as a
 --no-session; --resume continues one. Ctrl-C cancels the turn and leaves the session consistent.
 
 Offline: --provider emulator (the default without API keys) answers with a model stand-in that
-searches, calls the tool it found and reports the result.`,
+searches, calls the tool it found and reports the result.
+
+Exit status: 0 when the prompt was answered; 1 when the run failed (the provider's error, printed
+once) or was cancelled; 2 when the command line is wrong; 3 when it was answered but every
+configured MCP server failed to connect, so the answer had none of their tools.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
 				return usagef("run needs a prompt, e.g. toolshelf run \"list the allowed directories\"")
@@ -431,8 +562,10 @@ searches, calls the tool it found and reports the result.`,
 				return fmt.Errorf("stopped by %v; the session keeps everything up to the stop", sig)
 			case errors.Is(err, context.Canceled):
 				return errors.New("cancelled; the session keeps everything up to the cancellation")
+			case err != nil:
+				return r.out.printed(err)
 			}
-			return err
+			return r.noServers()
 		},
 	}
 	f.register(cmd)
@@ -450,6 +583,18 @@ type eventWriter struct {
 	// redact, when set, redacts the tool activity: the values the MCP
 	// configuration took from the environment (Manager.Redact).
 	redact func(string) string
+	// shown is the error the last run ended with, once it was printed
+	// (text mode), so that it is not printed twice.
+	shown error
+}
+
+// printed returns err marked as printed already when it is the error the
+// run's output showed; otherwise err.
+func (o *eventWriter) printed(err error) error {
+	if err != nil && o.shown != nil && errors.Is(err, o.shown) {
+		return exitError{err: err, code: 1, shown: true}
+	}
+	return err
 }
 
 // activity returns a tool call's arguments or result as one line of at
@@ -512,6 +657,7 @@ func (o *eventWriter) event(ev agent.Event) {
 		if ev.Err != nil && !errors.Is(ev.Err, context.Canceled) {
 			o.endTurn()
 			printf(o.errw, "toolshelf: %v\n", ev.Err)
+			o.shown = ev.Err
 		}
 	}
 }

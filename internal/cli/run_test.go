@@ -6,6 +6,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -304,12 +307,13 @@ func TestRunResumeWhileServerConnects(t *testing.T) {
 	}
 }
 
-// TestChatRunsEachLineInOneSession: chat reads prompts line by line (no
-// terminal here), runs each in the same session, and answers its slash
-// commands.
+// TestChatRunsEachLineInOneSession: chat starts with a line naming its
+// commands (always, on stderr: not only on a terminal, and never among the
+// answers), reads prompts line by line (no terminal here), runs each in the
+// same session, and answers its slash commands, /help among them.
 func TestChatRunsEachLineInOneSession(t *testing.T) {
 	dir := t.TempDir()
-	in := strings.NewReader("Echo the text\n/tools\n/servers\n/bogus\n\nReturn the process id\n")
+	in := strings.NewReader("Echo the text\n/tools\n/servers\n/help\n/bogus arg\n\nReturn the process id\n")
 	var out, errOut bytes.Buffer
 	code := Main(context.Background(), []string{"chat", "--provider", "emulator", "--mcp", testMCP(t, nil), "--session-dir", dir}, in, &out, &errOut)
 	if code != 0 {
@@ -320,13 +324,20 @@ func TestChatRunsEachLineInOneSession(t *testing.T) {
 		"tool_search\nmcp__t__echo\n",
 		"SERVER  STATE      EXPOSURE  TOOLS  ERROR\nt       connected  deferred  10     \n",
 		"mcp__t__pid returned:\n",
+		"/tools    the active tools: what the model is told about\n/servers  the MCP servers: state, exposure, tool count, why one failed\n",
+		"/help     this list\nAnything else is a prompt.",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out.String())
 		}
 	}
-	if !strings.Contains(errOut.String(), "unknown command; /tools, /servers, /session or /exit") {
-		t.Errorf("stderr: %s", errOut.String())
+	if strings.Contains(out.String(), "/reselect") || strings.Contains(out.String(), chatBanner) {
+		t.Errorf("stdout has /reselect without --select, or the banner:\n%s", out.String())
+	}
+	for _, want := range []string{chatBanner + "\n", "unknown command /bogus; /help lists the commands\n"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
 	}
 	msgs := checkConsistent(t, dir)
 	var users []string
@@ -340,17 +351,26 @@ func TestChatRunsEachLineInOneSession(t *testing.T) {
 	}
 }
 
+// ownCache gives the test a pattern cache of its own (an empty cache
+// folder), so that a selection an earlier test, or an earlier run of the
+// same test (-count), made is not found.
+func ownCache(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+}
+
 // TestRunSelect: with --select the model first picks tools from the
 // catalog; only those are declared, after the head, and the lock is
 // recorded in the session, so a resumed session keeps it until a prompt
-// switches task.
+// switches task. The same task in a new session is answered from the
+// pattern cache, every time.
 func TestRunSelect(t *testing.T) {
+	ownCache(t)
 	dir, mcp := t.TempDir(), testMCP(t, nil)
 	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "--select", "Echo the text")
 	if code != 0 || !strings.HasPrefix(out, "mcp__t__echo returned:") {
 		t.Fatalf("exit %d, stdout %q: %s", code, out, errOut)
 	}
-	if !strings.Contains(errOut, "· selected mcp__t__echo (model, 1 selection requests)") || strings.Contains(errOut, "tool_search") {
+	if !strings.Contains(errOut, "· selected mcp__t__echo (model, 1 selection request)") || strings.Contains(errOut, "tool_search") {
 		t.Errorf("stderr:\n%s", errOut)
 	}
 	msgs := checkConsistent(t, dir)
@@ -381,13 +401,19 @@ func TestRunSelect(t *testing.T) {
 	if len(locks) != 2 || !strings.Contains(locks[1], "mcp__t__pid") {
 		t.Errorf("selection entries: %v", locks)
 	}
+	for range 2 {
+		code, out, errOut = runAgent(t, agentRunOpts{}, "--mcp", mcp, "--no-session", "--select", "Echo the text")
+		if code != 0 || !strings.Contains(errOut, "· selected mcp__t__echo (cache, 0 selection requests)") || !strings.HasPrefix(out, "mcp__t__echo returned:") {
+			t.Errorf("the same task again: exit %d, stdout %q:\n%s", code, out, errOut)
+		}
+	}
 }
 
 // TestRunSelectRecordsMetrics: the selection requests get a record of
 // their own, the agent's requests are marked select+lock, and toolUses
-// counts the calls that order the next selection's catalog. (The prompt
-// is not TestRunSelect's, whose selection the pattern cache keeps.)
+// counts the calls that order the next selection's catalog.
 func TestRunSelectRecordsMetrics(t *testing.T) {
+	ownCache(t)
 	metrics := filepath.Join(t.TempDir(), "metrics.jsonl")
 	mcp := testMCP(t, nil)
 	code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--no-session", "--select", "--metrics", metrics, "Echo the given text")
@@ -415,7 +441,8 @@ func TestRunSelectRecordsMetrics(t *testing.T) {
 // TestChatSelectAsks: in chat, a selection that finds nothing asks the
 // user, and the answer (the next line) selects the tools.
 func TestChatSelectAsks(t *testing.T) {
-	in := strings.NewReader("do the needful\nEcho the text\n")
+	ownCache(t)
+	in := strings.NewReader("do the needful\nEcho the text\n/help\n/reselect Return the process id\n")
 	var out, errOut bytes.Buffer
 	code := Main(context.Background(), []string{"chat", "--provider", "emulator", "--mcp", testMCP(t, nil), "--no-session",
 		"--select", "--metrics", "off"}, in, &out, &errOut)
@@ -425,6 +452,11 @@ func TestChatSelectAsks(t *testing.T) {
 	if !strings.Contains(errOut.String(), "No tool seemed to fit the request.") ||
 		!strings.Contains(errOut.String(), "· selected mcp__t__echo (ask, 2 selection requests)") {
 		t.Errorf("stderr:\n%s", errOut.String())
+	}
+	// /reselect is a prompt for the selection, not an unknown command.
+	if !strings.Contains(out.String(), "/reselect TASK  select the tools again, for a new task\n") ||
+		!strings.Contains(errOut.String(), "selecting again: asked with /reselect") || strings.Contains(errOut.String(), "unknown command") {
+		t.Errorf("/help and /reselect: stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
 	}
 }
 
@@ -483,5 +515,166 @@ func TestMCPListShowsWholeErrorsAndFails(t *testing.T) {
 	code, out, errOut = run(t, "mcp", "list", "--mcp", writeMCPConfig(t, map[string]any{"t": good}))
 	if code != 0 || !strings.Contains(out, "t       connected") {
 		t.Errorf("all connected: exit %d: %s%s", code, out, errOut)
+	}
+}
+
+// TestRunEndingBeforeServersConnectBlamesNoServer: a run that ends while a
+// healthy server is still starting says nothing against the server (it
+// was toolshelf that stopped).
+func TestRunEndingBeforeServersConnectBlamesNoServer(t *testing.T) {
+	path, _ := mcptest.Gate(t) // never opened: the server is still starting when the run ends
+	command, args, env := mcptest.Command(map[string]string{mcptest.FIFOEnv: path})
+	mcp := writeMCPConfig(t, map[string]any{"t": map[string]any{"command": command, "args": args, "env": env, "exposure": "direct"}})
+	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--no-session", "--mcp-wait", "0", "hello")
+	if code != 0 || out == "" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, errOut)
+	}
+	for _, bad := range []string{"connection failed", "starts an MCP server", "context canceled"} {
+		if strings.Contains(errOut, bad) {
+			t.Errorf("stderr has %q:\n%s", bad, errOut)
+		}
+	}
+}
+
+// TestRunResumeUsesTheSessionsServersFile: a session remembers the servers
+// file it ran with, and --resume without --mcp uses it (the README's
+// "run --resume last" used to find the session's tools "not available
+// yet … Try again later"); --mcp names another, which the session then
+// remembers. When the file is gone, the person is told exactly that, and
+// the model that no server provides the tools — never to try again later.
+func TestRunResumeUsesTheSessionsServersFile(t *testing.T) {
+	dir, mcp := t.TempDir(), testMCP(t, nil)
+	code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "Echo the text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	resume := func(args ...string) (string, string) {
+		t.Helper()
+		code, out, errOut := runAgent(t, agentRunOpts{}, append([]string{"--session-dir", dir, "--resume", "last"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		return out, errOut
+	}
+	if out, errOut := resume("Echo the text again"); !strings.HasPrefix(out, "mcp__t__echo returned:") {
+		t.Errorf("resumed without --mcp: stdout %q\n%s", out, errOut)
+	}
+
+	other := testMCP(t, nil)
+	if out, errOut := resume("--mcp", other, "Echo the text once more"); !strings.HasPrefix(out, "mcp__t__echo returned:") {
+		t.Errorf("resumed with --mcp: stdout %q\n%s", out, errOut)
+	}
+	if err := os.Remove(other); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut := resume("Echo the text")
+	for _, want := range []string{
+		"the session ran with the servers file " + other + ", which cannot be read now",
+		"no MCP servers file: looked for ./.toolshelf/mcp.json and ",
+		"the session's tools of mcp__t cannot be called: no servers file is in effect; name the servers file the session used with --mcp FILE",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	msgs := checkConsistent(t, dir)
+	text, isErr, _ := resultOf(msgs, "mcp__t__echo")
+	if want := `Tool "mcp__t__echo" is not available: no MCP server configured in this run provides the mcp__t tools.`; !isErr || text != want {
+		t.Errorf("the call without a server: %q (error %v), want %q\nstdout %q", text, isErr, want, out)
+	}
+	if strings.Contains(out+errOut, "again later") {
+		t.Errorf("told to try again later:\n%s%s", out, errOut)
+	}
+}
+
+// TestNoServersFileSaysWhereItLooked: without --mcp and without a servers
+// file, run answers (exit 0) after a note naming where it looked and how
+// to make one, and mcp list, which has nothing to check, fails (exit 1)
+// saying the same (both used to be silent: an empty table, exit 0).
+func TestNoServersFileSaysWhereItLooked(t *testing.T) {
+	config, err := os.UserConfigDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	looked := "no MCP servers file: looked for ./.toolshelf/mcp.json and " + filepath.Join(config, "toolshelf", "mcp.json") +
+		`; create one holding {"mcpServers": {"NAME": {"command": "PROGRAM", "args": ["ARG"]}}}, or name one with --mcp FILE`
+	code, out, errOut := runAgent(t, agentRunOpts{}, "--no-session", "hello")
+	if code != 0 || out == "" || !strings.Contains(errOut, "toolshelf: "+looked+"; running without MCP tools\n") {
+		t.Errorf("run: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, "mcp", "list")
+	if code != 1 || out != "" || errOut != "toolshelf: "+looked+"\n" {
+		t.Errorf("mcp list: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+}
+
+// TestProviderErrorPrintedOnce: a provider's error ends the run (exit 1)
+// and is printed once, by run and by chat (it used to be printed by the
+// run's output and again on the way out).
+func TestProviderErrorPrintedOnce(t *testing.T) {
+	const message = "invalid x-api-key"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"type":"error","error":{"type":"authentication_error","message":%q}}`, message)
+	}))
+	defer srv.Close()
+	t.Setenv("ANTHROPIC_API_KEY", "bad")
+	args := []string{"--provider", "anthropic", "--base-url", srv.URL, "--no-session", "--metrics", "off", "--mcp", writeMCPConfig(t, map[string]any{})}
+	var out, errOut bytes.Buffer
+	code := Main(context.Background(), append(append([]string{"run"}, args...), "hello"), strings.NewReader(""), &out, &errOut)
+	if code != 1 || strings.Count(errOut.String(), message) != 1 {
+		t.Errorf("run: exit %d, the error printed %d times:\n%s", code, strings.Count(errOut.String(), message), errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	code = Main(context.Background(), append([]string{"chat"}, args...), strings.NewReader("hello\n"), &out, &errOut)
+	if code != 0 || strings.Count(errOut.String(), message) != 1 {
+		t.Errorf("chat: exit %d, the error printed %d times:\n%s", code, strings.Count(errOut.String(), message), errOut.String())
+	}
+}
+
+// TestRunExitsThreeWhenEveryServerFailed: a run whose configured servers
+// all failed to connect answers without their tools and exits 3, saying
+// so; one server that works is enough for 0.
+func TestRunExitsThreeWhenEveryServerFailed(t *testing.T) {
+	broken := map[string]any{"command": "toolshelf-no-such-command"}
+	code, _, errOut := runAgent(t, agentRunOpts{}, "--no-session", "--mcp", writeMCPConfig(t, map[string]any{"a": broken, "b": broken}), "Echo the text")
+	if want := "toolshelf: every MCP server (a, b) failed to connect, so the answer had none of their tools"; code != exitNoServers || !strings.Contains(errOut, want) {
+		t.Errorf("every server failed: exit %d, stderr:\n%s\nwant %d and %q", code, errOut, exitNoServers, want)
+	}
+	command, args, env := mcptest.Command(nil)
+	code, _, errOut = runAgent(t, agentRunOpts{}, "--no-session", "--mcp", writeMCPConfig(t, map[string]any{"a": broken,
+		"t": map[string]any{"command": command, "args": args, "env": env}}), "Echo the text")
+	if code != 0 {
+		t.Errorf("one server failed: exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// TestRunToolsNamedUpFrontAreWaitedFor: a tool --tools activates is waited
+// for like a direct one: the first request declares it although its
+// server is deferred and was still starting (it used to declare nothing).
+func TestRunToolsNamedUpFrontAreWaitedFor(t *testing.T) {
+	path, release := mcptest.Gate(t)
+	go release() // the server starts once the run has begun
+	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, map[string]string{mcptest.FIFOEnv: path}),
+		"--no-session", "--tools", "+mcp__t__echo,-tool_search", "--json", "Echo the text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var declared []string
+	result := ""
+	for _, e := range parseEvents(t, out) {
+		switch {
+		case e.Type == "message" && e.Message.Role == llm.RoleSystem && declared == nil:
+			for _, d := range e.Message.ToolsAdded {
+				declared = append(declared, d.Name)
+			}
+		case e.Type == "tool_end" && e.Call.Name == "mcp__t__echo" && !e.Message.IsError:
+			result = llm.ContentText(e.Message.Content, "")
+		}
+	}
+	if !slices.Equal(declared, []string{"mcp__t__echo"}) || !strings.HasPrefix(result, "echo: ") {
+		t.Errorf("the head declares %v (want mcp__t__echo alone), echo's result %q\n%s", declared, result, out)
 	}
 }
