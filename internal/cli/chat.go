@@ -89,6 +89,9 @@ printed at the start.`,
 						fmt.Fprintln(e.stdout, "not saved (--no-session)")
 					}
 					continue
+				case strings.HasPrefix(line, "/reselect") && !f.selectTools:
+					fmt.Fprintln(e.stderr, "/reselect needs --select: this chat does not select tools")
+					continue
 				case strings.HasPrefix(line, "/reselect"):
 					// A prompt: the selection lock reads it.
 				case strings.HasPrefix(line, "/"):

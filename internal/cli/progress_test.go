@@ -50,6 +50,10 @@ func TestProgressPrinter(t *testing.T) {
 // TestRunShowsProgress: a tool call whose server reports progress shows it
 // on stderr, made safe; with --json there is none.
 func TestRunShowsProgress(t *testing.T) {
+	// shown is closed once the first line is on stderr: the call ends
+	// after it, since a notification the client reads after the answer
+	// is not the call's any more.
+	var shown chan struct{}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1.0.0"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "steps", Description: "Work in three steps.", InputSchema: mcptest.ObjectSchema()},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -59,18 +63,27 @@ func TestRunShowsProgress(t *testing.T) {
 					return nil, err
 				}
 			}
+			select {
+			case <-shown:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer hs.Close()
 	config := writeMCPConfig(t, map[string]any{"slow": map[string]any{"url": hs.URL}})
-	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", config, "--no-session", "--metrics", "off", "Work in three steps")
+	shown = make(chan struct{})
+	stderr := &watcher{marker: "… mcp__slow__steps: 1/3", fn: func() { close(shown) }}
+	code, out, errOut := runAgent(t, agentRunOpts{stderr: stderr}, "--mcp", config, "--no-session", "--metrics", "off", "Work in three steps")
 	if code != 0 || !strings.HasPrefix(out, "mcp__slow__steps returned:") {
 		t.Fatalf("exit %d, stdout %q: %s", code, out, errOut)
 	}
 	if !strings.Contains(errOut, "… mcp__slow__steps: 1/3 step 1 \\x1b]0;title\\a\n") || strings.Contains(errOut, "\x1b") {
 		t.Errorf("stderr:\n%s", errOut)
 	}
+	shown = make(chan struct{})
+	close(shown) // nothing to wait for
 	code, _, errOut = runAgent(t, agentRunOpts{}, "--mcp", config, "--no-session", "--metrics", "off", "--json", "Work in three steps")
 	if code != 0 || strings.Contains(errOut, "…") {
 		t.Errorf("--json: exit %d, stderr:\n%s", code, errOut)

@@ -313,7 +313,7 @@ func TestRunResumeWhileServerConnects(t *testing.T) {
 // same session, and answers its slash commands, /help among them.
 func TestChatRunsEachLineInOneSession(t *testing.T) {
 	dir := t.TempDir()
-	in := strings.NewReader("Echo the text\n/tools\n/servers\n/help\n/bogus arg\n\nReturn the process id\n")
+	in := strings.NewReader("Echo the text\n/tools\n/servers\n/help\n/bogus arg\n/reselect a task\n\nReturn the process id\n")
 	var out, errOut bytes.Buffer
 	code := Main(context.Background(), []string{"chat", "--provider", "emulator", "--mcp", testMCP(t, nil), "--session-dir", dir}, in, &out, &errOut)
 	if code != 0 {
@@ -334,7 +334,8 @@ func TestChatRunsEachLineInOneSession(t *testing.T) {
 	if strings.Contains(out.String(), "/reselect") || strings.Contains(out.String(), chatBanner) {
 		t.Errorf("stdout has /reselect without --select, or the banner:\n%s", out.String())
 	}
-	for _, want := range []string{chatBanner + "\n", "unknown command /bogus; /help lists the commands\n"} {
+	for _, want := range []string{chatBanner + "\n", "unknown command /bogus; /help lists the commands\n",
+		"/reselect needs --select: this chat does not select tools\n"} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
 		}
