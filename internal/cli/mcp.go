@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,7 +35,7 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 			return nil, err
 		}
 		shelf, err := toolshelf.New(e.ctx, toolshelf.Config{MCPFile: path,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ClientName: "toolshelf", ClientVersion: version()})
+			Logger: e.logger(false), ClientName: "toolshelf", ClientVersion: version()})
 		if err != nil {
 			return nil, err
 		}
