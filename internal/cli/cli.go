@@ -31,6 +31,8 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// logs are the root's logging flags, -v and --log-format.
+	logs logFlags
 }
 
 // usageError marks errors in how a command was invoked (exit status 2).
@@ -138,15 +140,22 @@ measure tokens and cache reuse, and manage saved sessions.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},
+		PersistentPreRunE: func(*cobra.Command, []string) error { return e.logs.check() },
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &flagError{err} })
+	e.logs.register(root)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &flagError{withFlagSuggestion(cmd, err)} })
 	root.AddCommand(newSearchCmd(e), newEvalCmd(e), newSessionsCmd(e), newCapabilitiesCmd(e), newRenderCmd(e), newBenchCmd(e), newEmulateCmd(e), newRunCmd(e), newChatCmd(e), newMCPCmd(e), newStatsCmd(e), newLintCmd(e), newServeCmd(e))
 	return root
 }
 
-// noArgs rejects positional arguments as a usage error.
+// noArgs rejects positional arguments as a usage error. For a command
+// with subcommands, the argument is a mistyped command: the error names
+// the commands it may have meant.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if err := cobra.NoArgs(cmd, args); err != nil {
+		if cmd.HasAvailableSubCommands() {
+			return usageError{unknownCommand(cmd, args[0])}
+		}
 		return usageError{err}
 	}
 	return nil
