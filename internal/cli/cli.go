@@ -139,14 +139,19 @@ measure tokens and cache reuse, and manage saved sessions.`,
 			return cmd.Help()
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &flagError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &flagError{withFlagSuggestion(cmd, err)} })
 	root.AddCommand(newSearchCmd(e), newEvalCmd(e), newSessionsCmd(e), newCapabilitiesCmd(e), newRenderCmd(e), newBenchCmd(e), newEmulateCmd(e), newRunCmd(e), newChatCmd(e), newMCPCmd(e), newStatsCmd(e), newLintCmd(e), newServeCmd(e))
 	return root
 }
 
-// noArgs rejects positional arguments as a usage error.
+// noArgs rejects positional arguments as a usage error. For a command
+// with subcommands, the argument is a mistyped command: the error names
+// the commands it may have meant.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if err := cobra.NoArgs(cmd, args); err != nil {
+		if cmd.HasAvailableSubCommands() {
+			return usageError{unknownCommand(cmd, args[0])}
+		}
 		return usageError{err}
 	}
 	return nil

@@ -62,7 +62,7 @@ var confined = map[string][]string{
 	"github.com/openai/openai-go":            {"provider/openai"},
 	"github.com/modelcontextprotocol/go-sdk": {"mcpclient", "gateway"},
 	"github.com/kljensen/snowball":           {"search"},
-	"github.com/agnivade/levenshtein":        {"search", "codemode"},
+	"github.com/agnivade/levenshtein":        {"search", "codemode", "internal/cli"},
 	"github.com/dop251/goja":                 {"codemode"},
 	"github.com/tiktoken-go/tokenizer":       {"tokens"},
 	"github.com/dlclark/regexp2":             {"internal/ecma"},
