@@ -31,6 +31,8 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// logs are the root's logging flags, -v and --log-format.
+	logs logFlags
 }
 
 // usageError marks errors in how a command was invoked (exit status 2).
@@ -138,7 +140,9 @@ measure tokens and cache reuse, and manage saved sessions.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},
+		PersistentPreRunE: func(*cobra.Command, []string) error { return e.logs.check() },
 	}
+	e.logs.register(root)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &flagError{withFlagSuggestion(cmd, err)} })
 	root.AddCommand(newSearchCmd(e), newEvalCmd(e), newSessionsCmd(e), newCapabilitiesCmd(e), newRenderCmd(e), newBenchCmd(e), newEmulateCmd(e), newRunCmd(e), newChatCmd(e), newMCPCmd(e), newStatsCmd(e), newLintCmd(e), newServeCmd(e))
 	return root

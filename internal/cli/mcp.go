@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,7 +44,7 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 			return nil, errors.New(noServersFile())
 		}
 		shelf, err := toolshelf.New(e.ctx, toolshelf.Config{MCPFile: path,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ClientName: "toolshelf", ClientVersion: version()})
+			Logger: e.logger(false), ClientName: "toolshelf", ClientVersion: version()})
 		if err != nil {
 			return nil, err
 		}

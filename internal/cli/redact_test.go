@@ -36,6 +36,8 @@ func TestExpandedSecretsAreRedacted(t *testing.T) {
 	}{
 		{"run", []string{"run", "--provider", "emulator", "--mcp", mcp, "--no-session", "--metrics", "off", "Echo the text"}},
 		{"run verbose", []string{"run", "-v", "--provider", "emulator", "--mcp", mcp, "--no-session", "--metrics", "off", "Echo the text"}},
+		{"run verbose human", []string{"run", "-v", "--log-format", "human", "--provider", "emulator", "--mcp", mcp, "--no-session", "--metrics", "off", "Echo the text"}},
+		{"run json log", []string{"run", "--log-format", "json", "--provider", "emulator", "--mcp", mcp, "--no-session", "--metrics", "off", "Echo the text"}},
 		{"run json", []string{"run", "--json", "--provider", "emulator", "--mcp", mcp, "--no-session", "--metrics", "off", "Echo the text"}},
 		{"mcp list", []string{"mcp", "list", "--mcp", mcp}},
 		{"mcp list json", []string{"mcp", "list", "--json", "--mcp", mcp}},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -43,7 +42,7 @@ type agentFlags struct {
 	baseURL, mcpFile, tools    string
 	system, sessionDir, resume string
 	fork, noSession, asJSON    bool
-	verbose, selectTools       bool
+	selectTools                bool
 	selectFallback             string
 	maxTurns, maxTokens        int
 	firstWait                  time.Duration
@@ -67,7 +66,6 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.asJSON, "json", false, "print agent events as JSON Lines on stdout instead of text")
 	fl.BoolVar(&f.selectTools, "select", false, "two-phase selection: the model first picks the tools a task needs from a short catalog; only those are declared, kept for the task's turns (tool_search only as the fallback)")
 	fl.StringVar(&f.selectFallback, "select-fallback", "", "what --select does when nothing is picked, in order: ask (chat only), groups, search, full (default ask,groups,search)")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log MCP connections and servers' standard error to stderr (by default only problems)")
 	fl.IntVar(&f.maxTurns, "max-turns", 50, "requests per prompt at most")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "output tokens per answer at most (default: the provider's)")
 	fl.DurationVar(&f.firstWait, "mcp-wait", 10*time.Second, "how long the first prompt waits for MCP servers whose tools are declared up front")
@@ -136,13 +134,9 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 	if err != nil {
 		return nil, err
 	}
-	level := slog.LevelWarn
-	if f.verbose {
-		level = slog.LevelInfo
-	}
 	cfg := toolshelf.Config{
 		MCPFile:    mcpFile,
-		Logger:     slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})),
+		Logger:     e.logger(true),
 		ClientName: "toolshelf", ClientVersion: version(),
 		// --tools +codemode declares the codemode tool without codemode
 		// servers: it must be registered for the pattern to find it.

@@ -104,6 +104,7 @@ func TestNoRawControlsReachTheTerminal(t *testing.T) {
 		{name: "lint fix", args: []string{"lint", "--catalog", catalog, "--fix"}},
 		{name: "run", args: []string{"run", "--provider", "emulator", "--mcp", mcp, "--session-dir", sessions, "--metrics", "off", prompt}, want: `injected \x1b[2J`},
 		{name: "run verbose", args: []string{"run", "-v", "--provider", "emulator", "--mcp", mcp, "--no-session", "--metrics", "off", prompt}, want: `hostile server starting \x1b[2J`},
+		{name: "run verbose human", args: []string{"run", "-v", "--log-format", "human", "--provider", "emulator", "--mcp", mcp, "--no-session", "--metrics", "off", prompt}, want: `stderr: hostile server starting \x1b[2J`},
 		{name: "chat", args: []string{"chat", "--provider", "emulator", "--mcp", rejecting, "--no-session", "--metrics", "off"}, stdin: prompt + "\n/servers\n/tools\n", want: `refused: \x1b[2J`},
 		{name: "mcp list", args: []string{"mcp", "list", "--mcp", rejecting}, want: `refused: \x1b[2J`},
 		{name: "mcp tools", args: []string{"mcp", "tools", "--mcp", mcp, "h"}, want: `Inject a payload \x1b[2J`},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -21,7 +20,7 @@ import (
 
 func newServeCmd(e *env) *cobra.Command {
 	var mcpFile, surface, httpAddr, token, metrics string
-	var verbose, list bool
+	var list bool
 	var wait time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -70,11 +69,7 @@ is appended to the metrics log (read it with toolshelf stats).`,
 				}
 				defer ln.Close()
 			}
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelInfo
-			}
-			logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+			logger := e.logger(true)
 			servers, always := gateway.ShelfConfig(cfg.Servers)
 			scfg := toolshelf.Config{Servers: servers, Logger: logger, ClientName: "toolshelf", ClientVersion: version()}
 			if metrics != metricsOff {
@@ -117,7 +112,6 @@ is appended to the metrics log (read it with toolshelf stats).`,
 	fl.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of standard input and output")
 	fl.StringVar(&token, "token", os.Getenv("TOOLSHELF_TOKEN"), "bearer token HTTP clients must send (default $TOOLSHELF_TOKEN); required beyond loopback")
 	fl.StringVar(&metrics, "metrics", "", "metrics log of searches and calls, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl)")
-	fl.BoolVarP(&verbose, "verbose", "v", false, "log upstream connections and servers' standard error to stderr")
 	fl.BoolVar(&list, "list", false, "print the surface's tools/list with each definition's tokens (once the servers connected, at most --wait) and exit")
 	fl.DurationVar(&wait, "wait", 30*time.Second, "with --list: how long to wait for the servers to connect")
 	return cmd

@@ -23,12 +23,42 @@ func TestDidYouMean(t *testing.T) {
 		{[]string{"bench", "--profle", "team"}, "did you mean --profile?", ""},
 		{[]string{"bench", "--prof", "team"}, "did you mean --profile?", ""},
 		{[]string{"search", "-ranker", "pi", "x"}, "did you mean --ranker?", ""},
-		{[]string{"stats", "--jsn"}, "did you mean --json?", ""},
+		{[]string{"stats", "--log-formt", "json"}, "did you mean --log-format?", ""},
 		{[]string{"search", "--zzzzzz", "x"}, "unknown flag: --zzzzzz", "did you mean"},
 	} {
 		code, _, errOut := run(t, c.args...)
 		if code != 2 || !strings.Contains(errOut, c.want) || (c.not != "" && strings.Contains(errOut, c.not)) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// TestVerboseMeansOneThing: -v is --verbose on every command, root
+// included, and --version has no shorthand.
+func TestVerboseMeansOneThing(t *testing.T) {
+	code, out, errOut := run(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "toolshelf version ") {
+		t.Errorf("--version: exit %d, %q %q", code, out, errOut)
+	}
+	code, out, _ = run(t, "-v")
+	if code != 0 || strings.Contains(out, "toolshelf version ") || !strings.Contains(out, "Usage:") {
+		t.Errorf("-v alone: exit %d, %q; want the help, not the version", code, out)
+	}
+	for _, args := range [][]string{{"run", "--help"}, {"chat", "--help"}, {"serve", "--help"}, {"mcp", "list", "--help"}, {"search", "--help"}, {"--help"}} {
+		code, out, _ := run(t, args...)
+		if code != 0 || !strings.Contains(out, "-v, --verbose") || strings.Contains(out, "-v, --version") {
+			t.Errorf("%q: exit %d; want -v, --verbose in:\n%s", args, code, out)
+		}
+	}
+	// Before the command and after it, -v is the same flag.
+	for _, args := range [][]string{
+		{"-v", "run", "--provider", "emulator", "--mcp", testMCP(t, nil), "--no-session", "--metrics", "off", "--log-format", "text", "Echo the text"},
+		{"run", "-v", "--provider", "emulator", "--mcp", testMCP(t, nil), "--no-session", "--metrics", "off", "--log-format", "text", "Echo the text"},
+	} {
+		errOut := &watcher{} // the servers' logs are written concurrently
+		code := Main(t.Context(), args, strings.NewReader(""), &watcher{}, errOut)
+		if code != 0 || !strings.Contains(errOut.String(), "level=INFO msg=connected server=t") {
+			t.Errorf("%q: exit %d; want the info log of the connection in:\n%s", args, code, errOut.String())
 		}
 	}
 }
