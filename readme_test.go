@@ -38,6 +38,9 @@ func TestREADMELibraryProgram(t *testing.T) {
 		t.Errorf("the program is %d lines long; a newcomer should need at most 40", n)
 	}
 
+	if testing.Short() {
+		t.Skip("builds and runs the program; go test without -short does")
+	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to build the program with")

@@ -29,6 +29,9 @@ func stepsIn(tasks []Task) int {
 // sends at most 10% of full's tool-definition tokens, changes and bridge
 // preserve the whole prefix, and the figures add up.
 func TestRunMeetsTheClaims(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs six tasks through every strategy and class; go test without -short runs it")
+	}
 	rep, err := Run(context.Background(), Config{Tasks: subset(6)})
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +119,9 @@ func TestSearchBeatsTheReference(t *testing.T) {
 // tools, additions pays exactly one prefix rewrite per removal, while
 // changes and bridge keep the prefix.
 func TestEvictionCostsAdditionsOneMissPerRemoval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs six tasks through every class; go test without -short runs it")
+	}
 	rep, err := Run(context.Background(), Config{Tasks: subset(6), Strategies: []Strategy{Search}, Evict: true})
 	if err != nil {
 		t.Fatal(err)
@@ -134,6 +140,9 @@ func TestEvictionCostsAdditionsOneMissPerRemoval(t *testing.T) {
 // TestFullDoesNotFitTheCorpus: declaring the whole corpus exceeds every
 // model's window; the report says so and projects its tokens.
 func TestFullDoesNotFitTheCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends the whole corpus; go test without -short runs it")
+	}
 	corpus, _ := ProfileNamed("corpus")
 	rep, err := Run(context.Background(), Config{Tasks: subset(2), Profile: corpus, Classes: []llm.ToolSupport{llm.ToolsChanges}})
 	if err != nil {

@@ -54,6 +54,9 @@ func set(t *testing.T, name string) (toolshelf, pi *eval.Report) {
 // TestReferenceParity checks that the pi ranker reproduces the reference
 // system's published figures on the public dev queries.
 func TestReferenceParity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("evaluates the suite over the whole corpus; go test without -short runs it")
+	}
 	_, pi := set(t, "dev")
 	for _, c := range []struct {
 		name      string
@@ -75,6 +78,9 @@ func TestReferenceParity(t *testing.T) {
 // recall@8 at least 0.75 on Chinese; on the dev set ahead of the
 // reference on every kind of query.
 func TestRetrievalQuality(t *testing.T) {
+	if testing.Short() {
+		t.Skip("evaluates the suite over the whole corpus; go test without -short runs it")
+	}
 	for _, name := range []string{"dev", "own"} {
 		t.Run(name, func(t *testing.T) {
 			ts, pi := set(t, name)
@@ -110,6 +116,9 @@ func TestRetrievalQuality(t *testing.T) {
 // on the sets written by others, MRR@10 at least 0.02 above the reference
 // on MetaTool and above it on Seal-Tools (0.006 today: see the README).
 func TestSuiteGoals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("evaluates the suite over the whole corpus; go test without -short runs it")
+	}
 	floors := map[string]struct{ mrr, recall8, margin float64 }{
 		"dev":        {0.90, 0.99, 0},
 		"own":        {0.80, 0.95, 0},

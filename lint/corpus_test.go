@@ -10,6 +10,9 @@ import (
 // TestCorpus lints the built-in catalog: real servers break most rules, and
 // the report holds together.
 func TestCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lints the whole corpus; go test without -short runs it")
+	}
 	servers, err := builtin.Servers()
 	if err != nil {
 		t.Fatal(err)

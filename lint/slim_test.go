@@ -156,6 +156,9 @@ func withoutAnnotations(t *testing.T, raw []byte) any {
 // TestSlimCorpus slims every built-in tool: tokens never grow, every
 // schema that compiled still compiles, and nothing but annotations changes.
 func TestSlimCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slims every tool of the corpus; go test without -short runs it")
+	}
 	servers, err := builtin.Servers()
 	if err != nil {
 		t.Fatal(err)

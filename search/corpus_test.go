@@ -192,14 +192,17 @@ func TestHints(t *testing.T) {
 // exactly as an index without them would, for both rankers: statistics
 // are those of the candidates.
 func TestExcludeEqualsRemove(t *testing.T) {
-	docs := corpusDocs()[:400]
+	docs, rounds := corpusDocs()[:400], 5
+	if testing.Short() {
+		docs, rounds = docs[:150], 2
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	queries := []string{"create issue", "list files in a directory", "send message channel", "query database table",
 		"get pull request", "delete", "kubernetes pod logs", "search web"}
 	for _, mode := range search.Modes() {
 		full, _ := search.New(mode, nil)
 		full.Add(docs...)
-		for round := range 5 {
+		for round := range rounds {
 			var exclude []string
 			for _, d := range docs {
 				if rng.IntN(10) == 0 {
@@ -226,14 +229,17 @@ func TestExcludeEqualsRemove(t *testing.T) {
 // TestIncrementalIndexEqualsFresh checks that adds, replacements and
 // removals leave the index as if built from scratch in the same order.
 func TestIncrementalIndexEqualsFresh(t *testing.T) {
-	docs := corpusDocs()[:300]
+	docs, steps := corpusDocs()[:300], 2000
+	if testing.Short() {
+		docs, steps = docs[:100], 600
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, mode := range search.Modes() {
 		inc, _ := search.New(mode, nil)
 		present := map[string]bool{}
 		var order []string                     // insertion order of present documents
 		byName := map[string]search.Document{} // the latest version of each document
-		for range 2000 {
+		for range steps {
 			d := docs[rng.IntN(len(docs))]
 			if present[d.Name] && rng.IntN(2) == 0 {
 				inc.Remove(d.Name)

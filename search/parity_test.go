@@ -100,6 +100,9 @@ func naiveReference(query string, docs []search.Document, toks []tokenCounts, ex
 // the real corpus and the public dev queries, with and without loaded
 // tools excluded.
 func TestPIMatchesTheNaiveReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the reference loop over the whole corpus per query; go test without -short runs it")
+	}
 	docs := corpusDocs()
 	f, err := os.Open("../testdata/dev-queries.jsonl")
 	if err != nil {

@@ -11,6 +11,9 @@ import (
 // TestBreakdownCorpus checks the sum on every tool of the built-in
 // catalog and that the corpus has every field.
 func TestBreakdownCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("breaks down every tool of the corpus; go test without -short runs it")
+	}
 	c, err := tokens.Default()
 	if err != nil {
 		t.Fatal(err)

@@ -24,18 +24,17 @@ type claudeCode struct {
 }
 
 // newClaudeCode sets Claude Code up. Without it (or without the real MCP
-// servers) the test is skipped, except under CI, where both are required.
+// servers) the test is skipped, except under CI, where both are required;
+// under -short it is skipped.
 func newClaudeCode(t *testing.T) *claudeCode {
 	t.Helper()
+	skipInShort(t)
 	bin, err := filepath.Abs(filepath.Join("..", "..", ".ci", "claude", "node_modules", ".bin", "claude"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("Claude Code is required under CI: %v (run bash .ci/claude-code)", err)
-		}
-		t.Skipf("Claude Code is not installed (run bash .ci/claude-code): %v", err)
+		requireInstalled(t, "Claude Code is", ".ci/claude-code", err)
 	}
 	realServerBin(t)
 	home := t.TempDir()

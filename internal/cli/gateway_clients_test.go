@@ -23,7 +23,8 @@ import (
 // TypeScript SDK's client, the MCP Inspector's command line and the
 // official conformance suite, run by the Node 22 binary installed beside
 // them. Upstream is the real filesystem server of .ci/mcp. Without them
-// the tests are skipped, except under CI, where they are required.
+// the tests are skipped, except under CI, where they are required; under
+// -short they are skipped.
 
 // mcpClients is where .ci/mcp-clients installed the clients.
 type mcpClients struct {
@@ -34,6 +35,7 @@ type mcpClients struct {
 // realClients returns the installed clients.
 func realClients(t *testing.T) mcpClients {
 	t.Helper()
+	skipInShort(t)
 	dir, err := filepath.Abs(filepath.Join("..", "..", ".ci", "clients"))
 	if err != nil {
 		t.Fatal(err)
@@ -42,10 +44,7 @@ func realClients(t *testing.T) mcpClients {
 	for _, p := range []string{c.node, c.bin("mcp-inspector"), c.bin("conformance"),
 		filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")} {
 		if _, err := os.Stat(p); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("the real MCP clients are required under CI: %v (run bash .ci/mcp-clients)", err)
-			}
-			t.Skipf("the real MCP clients are not installed (run bash .ci/mcp-clients): %v", err)
+			requireInstalled(t, "the real MCP clients are", ".ci/mcp-clients", err)
 		}
 	}
 	return c
@@ -69,15 +68,13 @@ func (c mcpClients) command(t *testing.T, script string, args ...string) *exec.C
 // content.
 func realFilesystem(t *testing.T) (mcpFile, file, content string) {
 	t.Helper()
+	skipInShort(t)
 	bin, err := filepath.Abs(filepath.Join("..", "..", ".ci", "mcp", "node_modules", ".bin", "mcp-server-filesystem"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the real MCP servers are required under CI: %v (run bash .ci/mcp-servers)", err)
-		}
-		t.Skipf("the real MCP servers are not installed (run bash .ci/mcp-servers): %v", err)
+		requireInstalled(t, "the real MCP servers are", ".ci/mcp-servers", err)
 	}
 	dir, err := filepath.EvalSymlinks(t.TempDir()) // the server answers with the real path
 	if err != nil {

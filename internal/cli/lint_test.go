@@ -21,6 +21,9 @@ func writeLintCatalog(t *testing.T, name string, tools ...string) string {
 }
 
 func TestLintBuiltinCatalog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lints the whole corpus three times; go test without -short runs it")
+	}
 	code, out, errOut := run(t, "lint")
 	if code != 1 || !strings.Contains(errOut, "at or above warning (--fail-on warning)") {
 		t.Fatalf("exit %d, stderr %q: want 1 for the corpus's warnings", code, errOut)

@@ -31,19 +31,17 @@ func realServers(t *testing.T, dir string) string {
 
 // realServerBin returns the folder of the real MCP servers' commands that
 // .ci/mcp-servers installs. Without them the test is skipped, except under
-// CI, where they are required.
+// CI, where they are required; under -short it is skipped.
 func realServerBin(t *testing.T) string {
 	t.Helper()
+	skipInShort(t)
 	bin, err := filepath.Abs(filepath.Join("..", "..", ".ci", "mcp", "node_modules", ".bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"mcp-server-filesystem", "mcp-server-memory", "mcp-server-everything"} {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("the real MCP servers are required under CI: %v (run bash .ci/mcp-servers)", err)
-			}
-			t.Skipf("the real MCP servers are not installed (run bash .ci/mcp-servers): %v", err)
+			requireInstalled(t, "the real MCP servers are", ".ci/mcp-servers", err)
 		}
 	}
 	return bin

@@ -220,7 +220,7 @@ func readFile(name string) (string, error) {
 }
 
 // TestCIRunsTheREADMETestCommand keeps .ci/run running the test command
-// that README.md gives new users.
+// that README.md gives new users, without -short, and with CI set.
 func TestCIRunsTheREADMETestCommand(t *testing.T) {
 	readme, err := readFile("../../README.md")
 	if err != nil {
@@ -237,5 +237,14 @@ func TestCIRunsTheREADMETestCommand(t *testing.T) {
 	}
 	if !strings.Contains(ci, "\n"+lines[1]+"\n") {
 		t.Errorf(".ci/run does not run the README's test command %q", lines[1])
+	}
+	// CI runs every test: -short is the inner loop's.
+	if strings.Contains(lines[1], "-short") {
+		t.Errorf("the README's test command %q passes -short, which skips the corpus, bench and real-client tests CI must run", lines[1])
+	}
+	// With CI set, a real-server test whose servers are missing fails
+	// instead of skipping, wherever .ci/run runs.
+	if !strings.Contains(ci, "\nexport CI=") {
+		t.Error(".ci/run does not export CI, so tests of real servers it failed to install would be skipped, not failed")
 	}
 }
