@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
 	"github.com/toolshelf/toolshelf/internal/safetext"
 )
 
@@ -26,3 +29,10 @@ func printf(w io.Writer, format string, args ...any) {
 func printLine(w io.Writer, s string) {
 	_, _ = io.WriteString(w, safetext.String(s)+"\n")
 }
+
+// numbers prints integers with thousands separators, for people; --json
+// output keeps plain numbers.
+var numbers = message.NewPrinter(language.English)
+
+// num returns n with thousands separators: 12,370,001.
+func num(n int) string { return numbers.Sprintf("%d", n) }

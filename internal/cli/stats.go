@@ -32,8 +32,9 @@ func newStatsCmd(e *env) *cobra.Command {
 every model request (--metrics; by default $XDG_STATE_HOME/toolshelf/metrics.jsonl, which
 stats reads when no FILE is given) — and shows:
 
-  - per day (UTC): requests, input, output, cache read and write tokens, the tokens of
-    the declared tool definitions and their share of all input, tools declared per request;
+  - per day (UTC): requests; input tokens, which count every prompt token (cache reads,
+    cache writes and the uncached rest); the part of the input that declared tools and its
+    share; output tokens; tools declared per request;
   - per tool: how many requests declared it, how often the model called it, and the tokens
     spent declaring it (from the records, or estimated from --catalog for records without
     per-tool counts);
@@ -88,6 +89,7 @@ schema), over the built-in catalog or the --catalog files.`,
 				if err := writeStatsSVGFile(svg, st); err != nil {
 					return err
 				}
+				printf(e.stderr, "wrote %s: input tokens per day, tool definitions marked (%s)\n", svg, plural(len(st.Days), "day"))
 			}
 			if asJSON {
 				return writeJSON(e.stdout, st)
@@ -98,7 +100,7 @@ schema), over the built-in catalog or the --catalog files.`,
 	}
 	cmd.Flags().BoolVar(&fields, "fields", false, "show the tokens of tool declarations per field instead of reading a log")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().StringVar(&svg, "svg", "", "also write a bar chart of daily input tokens, the tool-definition part marked, to this SVG file")
+	cmd.Flags().StringVar(&svg, "svg", "", "also write a bar chart of daily input tokens (cache reads and writes included), the tool-definition part marked, to this SVG file")
 	cmd.Flags().StringArrayVar(&catalogs, "catalog", nil, "catalog file or folder (repeatable): with --fields, what to measure (default: the built-in catalog); otherwise, per-tool token estimates for records without them")
 	cmd.Flags().IntVar(&top, "top", 20, "tools listed per table in text output (0: all)")
 	return cmd
@@ -163,15 +165,19 @@ type stats struct {
 
 // dayStats sums the records of one day (UTC), or of the whole log.
 type dayStats struct {
-	Day        string `json:"day,omitempty"`
-	Requests   int    `json:"requests"`
-	Input      int    `json:"input"`
-	Output     int    `json:"output"`
-	CacheRead  int    `json:"cacheRead"`
-	CacheWrite int    `json:"cacheWrite"`
-	ToolTokens int    `json:"toolTokens"`
-	// ToolShare is ToolTokens over all input (uncached, read, written).
-	ToolShare float64 `json:"toolShare"`
+	Day      string `json:"day,omitempty"`
+	Requests int    `json:"requests"`
+	// Input is every prompt token: CacheRead, CacheWrite and Uncached,
+	// the rest (what a record calls its input).
+	Input      int `json:"input"`
+	CacheRead  int `json:"cacheRead"`
+	CacheWrite int `json:"cacheWrite"`
+	Uncached   int `json:"uncached"`
+	Output     int `json:"output"`
+	// ToolTokens is the part of Input that declared tools, ToolShare
+	// that part's share of Input.
+	ToolTokens int     `json:"toolTokens"`
+	ToolShare  float64 `json:"toolShare"`
 	// AvgTools is the tools declared per request.
 	AvgTools float64 `json:"avgTools"`
 	tools    int
@@ -179,7 +185,8 @@ type dayStats struct {
 
 func (d *dayStats) add(r tokens.Record) {
 	d.Requests++
-	d.Input += r.Input
+	d.Input += r.TotalInput()
+	d.Uncached += r.Input
 	d.Output += r.Output
 	d.CacheRead += r.CacheRead
 	d.CacheWrite += r.CacheWrite
@@ -188,15 +195,13 @@ func (d *dayStats) add(r tokens.Record) {
 }
 
 func (d *dayStats) finish() {
-	if in := d.totalInput(); in > 0 {
-		d.ToolShare = float64(d.ToolTokens) / float64(in)
+	if d.Input > 0 {
+		d.ToolShare = float64(d.ToolTokens) / float64(d.Input)
 	}
 	if d.Requests > 0 {
 		d.AvgTools = float64(d.tools) / float64(d.Requests)
 	}
 }
-
-func (d *dayStats) totalInput() int { return d.Input + d.CacheRead + d.CacheWrite }
 
 // toolStats is one tool's declarations and calls.
 type toolStats struct {
@@ -278,10 +283,10 @@ func summarize(records []tokens.Record, est map[string]int) stats {
 func writeStatsText(w io.Writer, st stats, top int) {
 	fmt.Fprintf(w, "%s, %s to %s (UTC)\n\n", plural(st.Records, "request"), st.Days[0].Day, st.Days[len(st.Days)-1].Day)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "DAY\tREQUESTS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOOL TOKENS\tTOOL SHARE\tAVG TOOLS\t")
+	fmt.Fprintln(tw, "DAY\tREQUESTS\tINPUT\tCACHE READ\tCACHE WRITE\tUNCACHED\tTOOL TOKENS\tTOOL SHARE\tOUTPUT\tAVG TOOLS\t")
 	row := func(d dayStats, label string) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f%%\t%.1f\t\n", label, d.Requests, d.Input, d.Output,
-			d.CacheRead, d.CacheWrite, d.ToolTokens, 100*d.ToolShare, d.AvgTools)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%.1f\t\n", label, num(d.Requests), num(d.Input),
+			num(d.CacheRead), num(d.CacheWrite), num(d.Uncached), num(d.ToolTokens), 100*d.ToolShare, num(d.Output), d.AvgTools)
 	}
 	for _, d := range st.Days {
 		row(d, d.Day)
@@ -290,6 +295,8 @@ func writeStatsText(w io.Writer, st stats, top int) {
 		row(st.Total, "total")
 	}
 	tw.Flush()
+	fmt.Fprint(w, "INPUT is every prompt token: cache reads, cache writes and the uncached rest; TOOL TOKENS is the part\n"+
+		"of it that declared tools, TOOL SHARE that part's share of INPUT.\n")
 
 	if len(st.Tools) == 0 {
 		fmt.Fprintln(w, "\nNo tools were declared or called.")
@@ -303,7 +310,7 @@ func writeStatsText(w io.Writer, st stats, top int) {
 		shown = shown[:top]
 	}
 	for _, t := range shown {
-		printf(tw, "%s\t%d\t%d\t%s\n", oneLine(t.Name, 0), t.Declared, t.Calls, toolTokensText(t))
+		printf(tw, "%s\t%s\t%s\t%s\n", oneLine(t.Name, 0), num(t.Declared), num(t.Calls), toolTokensText(t))
 	}
 	tw.Flush()
 	if n := len(st.Tools) - len(shown); n > 0 {
@@ -322,7 +329,7 @@ func writeStatsText(w io.Writer, st stats, top int) {
 	for _, name := range st.NeverUsed {
 		spent += byName[name].Tokens
 	}
-	fmt.Fprintf(w, "\nNever called (%d of %d declared tools, %d tokens of declarations)\n", len(st.NeverUsed), countDeclared(st.Tools), spent)
+	fmt.Fprintf(w, "\nNever called (%s of %s declared tools, %s tokens of declarations)\n", num(len(st.NeverUsed)), num(countDeclared(st.Tools)), num(spent))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	names := st.NeverUsed
 	if top > 0 && len(names) > top {
@@ -361,11 +368,11 @@ func countDeclared(ts []toolStats) int {
 func toolTokensText(t toolStats) string {
 	switch {
 	case t.Untracked == 0:
-		return fmt.Sprint(t.Tokens)
+		return num(t.Tokens)
 	case t.Untracked == t.Declared:
 		return "-"
 	}
-	return fmt.Sprintf("%d+?", t.Tokens)
+	return num(t.Tokens) + "+?"
 }
 
 func writeStatsSVGFile(path string, st stats) error {
@@ -392,13 +399,13 @@ func writeStatsSVG(w io.Writer, st stats) error {
 	barW := min(48, slot*0.8)
 	maxIn := 1
 	for _, d := range st.Days {
-		maxIn = max(maxIn, d.totalInput())
+		maxIn = max(maxIn, d.Input)
 	}
 	// Label every k-th day so that labels do not overlap.
 	every := max(1, int(60/slot)+1)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+plotW+20, top+plotH+bottom)
-	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14">toolshelf: input tokens per day, %d requests (tool definitions: %.1f%%)</text>`+"\n", st.Records, 100*st.Total.ToolShare)
+	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14">toolshelf: input tokens per day (cache reads and writes included), %d requests (tool definitions: %.1f%%)</text>`+"\n", st.Records, 100*st.Total.ToolShare)
 	for i, l := range []struct{ name, color string }{{"tool definitions", toolColor}, {"rest of the input", restColor}} {
 		fmt.Fprintf(&b, `<rect x="%d" y="32" width="10" height="10" fill="%s"/><text x="%d" y="41">%s</text>`+"\n", left+i*150, l.color, left+i*150+14, l.name)
 	}
@@ -408,7 +415,7 @@ func writeStatsSVG(w io.Writer, st stats) error {
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">0</text>`+"\n", left-6, base+4)
 	for i, d := range st.Days {
 		x := float64(left) + float64(i)*slot + (slot-barW)/2
-		in := d.totalInput()
+		in := d.Input
 		h := float64(plotH) * float64(in) / float64(maxIn)
 		th := float64(plotH) * float64(min(d.ToolTokens, in)) / float64(maxIn)
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s: %d input tokens, %d requests</title></rect>`+"\n",

@@ -127,11 +127,11 @@ func TestStatsLogJSON(t *testing.T) {
 	want := stats{
 		Records: 3,
 		Days: []dayStats{
-			{Day: "2026-07-01", Requests: 2, Input: 1200, Output: 80, CacheRead: 1800, CacheWrite: 1000, ToolTokens: 1100,
+			{Day: "2026-07-01", Requests: 2, Input: 4000, Uncached: 1200, Output: 80, CacheRead: 1800, CacheWrite: 1000, ToolTokens: 1100,
 				ToolShare: 1100.0 / 4000, AvgTools: 2.5},
-			{Day: "2026-07-02", Requests: 1, Input: 500, Output: 10, ToolTokens: 150, ToolShare: 150.0 / 500, AvgTools: 1},
+			{Day: "2026-07-02", Requests: 1, Input: 500, Uncached: 500, Output: 10, ToolTokens: 150, ToolShare: 150.0 / 500, AvgTools: 1},
 		},
-		Total: dayStats{Requests: 3, Input: 1700, Output: 90, CacheRead: 1800, CacheWrite: 1000, ToolTokens: 1250,
+		Total: dayStats{Requests: 3, Input: 4500, Uncached: 1700, Output: 90, CacheRead: 1800, CacheWrite: 1000, ToolTokens: 1250,
 			ToolShare: 1250.0 / 4500, AvgTools: 2},
 		Tools: []toolStats{
 			{Name: "mcp__gh__issue", Declared: 2, Calls: 2, Tokens: 500},
@@ -157,9 +157,14 @@ func TestStatsLogText(t *testing.T) {
 	if lines[0] != "3 requests, 2026-07-01 to 2026-07-02 (UTC)" {
 		t.Errorf("first line %q", lines[0])
 	}
+	// INPUT is every prompt token, the cache's included, so the tool
+	// tokens are a part of it and the share is theirs of it.
+	if got := strings.Fields(lines[2]); !slices.Equal(got, strings.Fields("DAY REQUESTS INPUT CACHE READ CACHE WRITE UNCACHED TOOL TOKENS TOOL SHARE OUTPUT AVG TOOLS")) {
+		t.Errorf("header %q", lines[2])
+	}
 	for _, want := range [][]string{
-		{"2026-07-01", "2", "1200", "80", "1800", "1000", "1100", "27.5%", "2.5"},
-		{"total", "3", "1700", "90", "1800", "1000", "1250", "27.8%", "2.0"},
+		{"2026-07-01", "2", "4,000", "1,800", "1,000", "1,200", "1,100", "27.5%", "80", "2.5"},
+		{"total", "3", "4,500", "1,800", "1,000", "1,700", "1,250", "27.8%", "90", "2.0"},
 		{"mcp__gh__issue", "2", "2", "500"},
 		{"tool_search", "3", "1", "300+?"},
 		{"Never", "called", "(1", "of", "3", "declared", "tools,", "300", "tokens", "of", "declarations)"},
@@ -168,6 +173,10 @@ func TestStatsLogText(t *testing.T) {
 		if !slices.ContainsFunc(lines, func(l string) bool { return slices.Equal(strings.Fields(l), want) }) {
 			t.Errorf("no line %q in\n%s", strings.Join(want, " "), out)
 		}
+	}
+	if want := "INPUT is every prompt token: cache reads, cache writes and the uncached rest; TOOL TOKENS is the part\n" +
+		"of it that declared tools, TOOL SHARE that part's share of INPUT."; !strings.Contains(out, want) {
+		t.Errorf("no legend %q in\n%s", want, out)
 	}
 	// --top cuts the tool lists.
 	_, out, _ = run(t, "stats", "--top", "1", path)
@@ -205,9 +214,14 @@ func TestStatsCatalogEstimates(t *testing.T) {
 
 func TestStatsSVG(t *testing.T) {
 	svg := filepath.Join(t.TempDir(), "chart.svg")
-	code, _, errOut := run(t, "stats", "--svg", svg, writeLog(t, statsRecords))
+	code, out, errOut := run(t, "stats", "--svg", svg, writeLog(t, statsRecords))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// It says what it wrote, on stderr: stdout keeps the tables (or the
+	// JSON of --json).
+	if want := "wrote " + svg + ": input tokens per day, tool definitions marked (2 days)\n"; errOut != want || !strings.HasPrefix(out, "3 requests") {
+		t.Errorf("stderr %q, want %q; stdout %q", errOut, want, out)
 	}
 	b, err := os.ReadFile(svg)
 	if err != nil {
