@@ -3,8 +3,14 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
@@ -241,10 +247,10 @@ func (rep *Report) share(r *RunResult) (float64, bool) {
 
 // cells returns the columns every table shows the same way: tasks (with
 // how many do not fit), tool tokens (marked when projected) and the share
-// of full.
+// of full. Numbers group thousands with commas.
 func (rep *Report) cells(r *RunResult, projectedMark string) (tasks, tool, share string) {
 	tt, projected := r.toolTokens()
-	tool = fmt.Sprint(tt)
+	tool = num(tt)
 	if projected {
 		tool += projectedMark
 	}
@@ -252,55 +258,99 @@ func (rep *Report) cells(r *RunResult, projectedMark string) (tasks, tool, share
 	if s, ok := rep.share(r); ok {
 		share = fmt.Sprintf("%.1f%%", 100*s)
 	}
-	tasks = fmt.Sprint(r.Ran)
+	tasks = num(r.Ran)
 	if r.NotFit > 0 {
-		tasks = fmt.Sprintf("%d (%d do not fit)", r.Ran, r.NotFit)
+		tasks = fmt.Sprintf("%s (%s do not fit)", num(r.Ran), num(r.NotFit))
 	}
 	return tasks, tool, share
 }
 
-// WriteTable writes the report as an aligned table, then the summary
-// line.
+// preservationCell is a run's preservation as a cell: "—" when an ideal
+// cache could have served nothing (no request was answered).
+func preservationCell(r *RunResult) string {
+	if r.Total.Ideal == 0 && r.Total.CacheRead == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f", r.Preservation())
+}
+
+// selectionCells are a run's selection requests and their input, "—"
+// for a strategy that does not select.
+func selectionCells(r *RunResult) (requests, input string) {
+	if !r.Strategy.selects() {
+		return "—", "—"
+	}
+	return num(r.Total.SelectRequests), num(r.Total.SelectInput)
+}
+
+// textWidth is the width the text report's prose is wrapped to; its
+// tables stay within 120 columns.
+const textWidth = 100
+
+// WriteTable writes the report as two aligned tables, tokens and cache
+// and steps, each within 120 columns, with notes on what needs saying,
+// then the summary line.
 func (rep *Report) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "profile %s: %s; %d tasks; search loads %s\n\n", rep.Profile, rep.Description, rep.Tasks, rep.Load)
+	fmt.Fprintf(w, "%s\n", wrap(fmt.Sprintf("profile %s: %s; %d tasks; search loads %s", rep.Profile, rep.Description, rep.Tasks, rep.Load), textWidth))
+	removals := slices.ContainsFunc(rep.Runs, func(r *RunResult) bool { return r.Total.Removals > 0 })
+
+	fmt.Fprintln(w, "\nTokens")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "strategy\tclass\ttasks\trequests\tinput\ttool tokens\tof full\tper request\tcache read\tcache write\tuncached\tpreservation\tmisses\tremovals\tloaded/needed\toverhead\tfailed steps\tsel. requests\tsel. input\t")
+	fmt.Fprintln(tw, "strategy\tclass\trequests\tinput\ttool tokens\tof full\tper request\tsel. requests\tsel. input\t")
 	for _, r := range rep.Runs {
-		tasks, toolCol, shareCol := rep.cells(r, "*")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%.3f\t%d\t%d\t%d/%d\t%.1f\t%d\t%d\t%d\t\n",
-			r.Strategy, r.Class, tasks, r.Total.Requests, r.Total.Input, toolCol, shareCol, perRequest(r),
-			r.Total.CacheRead, r.Total.CacheWrite, r.Total.Uncached, r.Preservation(), r.Total.Misses,
-			r.Total.Removals, r.Total.Loaded, r.Total.Needed, r.Overhead(), r.Total.Failed,
-			r.Total.SelectRequests, r.Total.SelectInput)
+		_, toolCol, shareCol := rep.cells(r, "*")
+		selReq, selIn := selectionCells(r)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Strategy, r.Class, num(r.Total.Requests), num(r.Total.Input),
+			toolCol, shareCol, perRequest(r), selReq, selIn)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, r := range rep.Runs {
-		if r.NotFit > 0 {
-			fmt.Fprintf(w, "\n* %s/%s: %d of %d tasks do not fit the model's context window; their tool tokens are projected (the rejected request's tool tokens × the requests the task needs).\n",
-				r.Strategy, r.Class, r.NotFit, r.Ran)
-		}
+
+	fmt.Fprintln(w, "\nCache and steps")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	header := "strategy\tclass\tcache read\tcache write\tuncached\tpreservation\tmisses\t"
+	if removals {
+		header += "removals\t"
 	}
+	fmt.Fprintln(tw, header+"loaded/needed\toverhead\tfailed\t")
+	for _, r := range rep.Runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Strategy, r.Class, num(r.Total.CacheRead), num(r.Total.CacheWrite),
+			num(r.Total.Uncached), preservationCell(r), num(r.Total.Misses))
+		if removals {
+			fmt.Fprintf(tw, "%s\t", num(r.Total.Removals))
+		}
+		fmt.Fprintf(tw, "%s/%s\t%.1f\t%s\t\n", num(r.Total.Loaded), num(r.Total.Needed), r.Overhead(), num(r.Total.Failed))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	notes := rep.notFitNotes()
 	if skipped := rep.skipped(); skipped > 0 {
-		fmt.Fprintf(w, "\n%d tasks skipped: their tools are not in the profile.\n", skipped)
+		notes = append(notes, fmt.Sprintf("%d tasks skipped: their tools are not in the profile.", skipped))
 	}
 	if lengths := rep.lengthRuns(); len(lengths) > 0 {
-		fmt.Fprintf(w, "\nBy task length (input: the task's own requests; sel. input: select+lock's selection requests):\n\n")
+		fmt.Fprintf(w, "\nBy task length (input: the task's own requests; sel. input: select+lock's selection requests)\n")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "strategy\tclass\tmulti-step tasks\trequests\tinput\tsel. input\tfailed steps\tone-step tasks\trequests\tinput\tsel. input\tfailed steps\t")
+		fmt.Fprintln(tw, "strategy\tclass\ttask steps\ttasks\trequests\tinput\tsel. input\tfailed\t")
 		for _, r := range lengths {
-			m, o := r.ByLength(true), r.ByLength(false)
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", r.Strategy, r.Class,
-				m.Tasks, m.Requests, m.Input, m.SelectInput, m.Failed, o.Tasks, o.Requests, o.Input, o.SelectInput, o.Failed)
+			for _, multi := range []bool{true, false} {
+				l, steps := r.ByLength(multi), "1"
+				if multi {
+					steps = "2+"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Strategy, r.Class, steps, num(l.Tasks),
+					num(l.Requests), num(l.Input), num(l.SelectInput), num(l.Failed))
+			}
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
-	for _, note := range []string{rep.referenceNote(), rep.selectNote(), rep.codemodeNote()} {
+	notes = append(notes, rep.referenceNote(), rep.selectNote(), rep.codemodeNote(), columnsNote(removals))
+	for _, note := range notes {
 		if note != "" {
-			fmt.Fprintf(w, "\n%s\n", note)
+			fmt.Fprintf(w, "\n%s\n", wrap(note, textWidth))
 		}
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", rep.Summary())
@@ -364,13 +414,95 @@ func (rep *Report) codemodeNote() string {
 			return fmt.Sprintf("codemode: the tools have codemode exposure, so every request declares tool_search and the codemode tool "+
 				"(its description lists tools within its budget); the oracle writes one script per task that searches for each step's "+
 				"tool with searchTools (the step's queries in order; found when in the top %d) and calls it, passing the previous "+
-				"result along, then answers. %s/%s: scripts %d (failed %d), tool calls in them %d (failed %d), tokens of their "+
-				"results %d, which stayed in the scripts.", toolsearch.DefaultLimit, r.Strategy, r.Class, r.Total.Scripts, r.Total.ScriptErrors,
-				r.Total.InnerCalls, r.Total.InnerFailed, r.Total.InnerTokens)
+				"result along, then answers. %s/%s: scripts %s (failed %s), tool calls in them %s (failed %s), tokens of their "+
+				"results %s, which stayed in the scripts.", toolsearch.DefaultLimit, r.Strategy, r.Class, num(r.Total.Scripts), num(r.Total.ScriptErrors),
+				num(r.Total.InnerCalls), num(r.Total.InnerFailed), num(r.Total.InnerTokens))
 		}
 	}
 	return ""
 }
+
+// columnsNote says what the text tables' columns are.
+func columnsNote(removals bool) string {
+	s := "input counts every prompt token (cache read + cache write + uncached); tool tokens are the part " +
+		"that declared tools, \"of full\" their share of full's in the same class, \"per request\" their mean " +
+		"per request over the multi-step tasks. Preservation is cache reads ÷ what an ideal cache could have " +
+		"served; misses are the requests that read less. Loaded/needed: tools loaded against tools the tasks " +
+		"called; overhead: the definition tokens of the first ÷ the second; failed: steps whose tool was never called."
+	if removals {
+		s += " Removals: the updates that withdrew tools."
+	}
+	return s
+}
+
+// notFitNotes explains, per strategy, the runs with tasks over the
+// context window: what was refused, why cache reads are 0 and steps
+// failed, and that their tool tokens are projected.
+func (rep *Report) notFitNotes() []string {
+	var notes []string
+	for _, s := range Strategies {
+		var classes []string
+		all, some := true, false
+		for _, r := range rep.Runs {
+			if r.Strategy != s || r.NotFit == 0 {
+				continue
+			}
+			some = true
+			all = all && r.NotFit == r.Ran
+			c := string(r.Class)
+			if r.NotFit < r.Ran {
+				c += fmt.Sprintf(": %d of %d tasks", r.NotFit, r.Ran)
+			}
+			classes = append(classes, c)
+		}
+		if !some {
+			continue
+		}
+		which := fmt.Sprintf("* %s (%s): ", s, strings.Join(classes, ", "))
+		if all {
+			notes = append(notes, which+"no task fits the model's context window. The emulator refused each task's "+
+				"first request with the provider's context-length error, as the real API would, so nothing was cached "+
+				"(cache read 0, no preservation to show) and every step failed; the input is that of the refused "+
+				"requests, and the tool tokens are projected (the refused request's tool tokens × the requests the task "+
+				"needs), so they exceed the input.")
+			continue
+		}
+		notes = append(notes, which+"those tasks do not fit the model's context window: the emulator refused their "+
+			"first request with the provider's context-length error, so their steps failed and nothing of them was "+
+			"cached; their tool tokens are projected (the refused request's tool tokens × the requests the task needs).")
+	}
+	return notes
+}
+
+// wrap breaks text into lines of at most width columns at spaces (a
+// longer word stays whole).
+func wrap(text string, width int) string {
+	var b strings.Builder
+	col := 0
+	for i, word := range strings.Fields(text) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case col+1+n > width:
+			b.WriteByte('\n')
+			col = 0
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += n
+	}
+	return b.String()
+}
+
+// numbers prints integers with thousands separators, for people: the
+// text and Markdown reports. The JSON report and the summary line keep
+// plain numbers.
+var numbers = message.NewPrinter(language.English)
+
+// num returns n with thousands separators: 12,370,001.
+func num(n int) string { return numbers.Sprintf("%d", n) }
 
 // perRequest is a run's tool tokens per request on multi-step tasks, as
 // a cell.
@@ -379,7 +511,7 @@ func perRequest(r *RunResult) string {
 	if !ok {
 		return "—"
 	}
-	return fmt.Sprintf("%.0f", v)
+	return num(int(math.Round(v)))
 }
 
 // LoadedPerTask is the tools a run loaded per task that ran.
@@ -419,9 +551,9 @@ func (rep *Report) referenceNote() string {
 	}
 	return fmt.Sprintf("search against the reference's tool_search (pi BM25, loading every match up to %d), %s class: "+
 		"tools loaded per task %.1f vs %.1f, steps found with the step's queries %.1f%% vs %.1f%% (%d vs %d failed of %d), "+
-		"tool-definition tokens %d vs %d.",
+		"tool-definition tokens %s vs %s.",
 		toolsearch.DefaultLimit, s.Class, s.LoadedPerTask(), ref.LoadedPerTask(), 100*s.Found(), 100*ref.Found(), s.Total.Failed, ref.Total.Failed,
-		s.Total.Steps, s.Total.ToolTokens, ref.Total.ToolTokens)
+		s.Total.Steps, num(s.Total.ToolTokens), num(ref.Total.ToolTokens))
 }
 
 // selectNote explains the select strategies' figures when they ran.
@@ -430,8 +562,7 @@ func (rep *Report) selectNote() string {
 		if r.Strategy.selects() {
 			return "select, select+lock: the oracle answers each selection request with the task's own tools (or their groups), " +
 				"so these figures measure what two-phase selection costs in tokens, not how well a model selects. Selection " +
-				"requests are counted apart (sel. requests, sel. input) and not in requests or input. \"per request\" is the " +
-				"tool-definition tokens per request over the multi-step tasks."
+				"requests are counted apart (sel. requests, sel. input) and not in requests or input."
 		}
 	}
 	return ""

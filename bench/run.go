@@ -136,9 +136,9 @@ type Config struct {
 	// Dump, when set, is a directory that receives every request body as
 	// NNNNN-<class>-<strategy>-<task>.json.
 	Dump string
-	// Progress, when set, is called after every task with the tasks done
-	// and the total.
-	Progress func(done, total int)
+	// Progress, when set, is called after every task run, with the task
+	// runs done and their estimated cost ([Estimate]).
+	Progress func(Progress)
 	// Parallel bounds the runs executed at once; zero means GOMAXPROCS.
 	Parallel int
 }
@@ -155,21 +155,7 @@ var SystemPrompt string
 // suite, through the agent loop and the real adapters against an
 // in-process emulator whose oracle plays the model.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if cfg.Tasks == nil {
-		cfg.Tasks = DefaultTasks()
-	}
-	if cfg.Profile.Name == "" {
-		cfg.Profile = Profiles()[0]
-	}
-	if cfg.Strategies == nil {
-		cfg.Strategies = Strategies
-	}
-	if cfg.Classes == nil {
-		cfg.Classes = Classes
-	}
-	if cfg.Parallel <= 0 {
-		cfg.Parallel = runtime.GOMAXPROCS(0)
-	}
+	cfg = cfg.withDefaults()
 	if cfg.Dump != "" {
 		if err := os.MkdirAll(cfg.Dump, 0o755); err != nil {
 			return nil, fmt.Errorf("--dump: %w", err)
@@ -203,18 +189,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			jobs = append(jobs, job{s, c})
 		}
 	}
-	total := len(jobs) * len(cfg.Tasks)
+	work := newWorkModel(cfg, servers)
+	progress := Progress{Total: len(jobs) * len(cfg.Tasks)}
+	for _, j := range jobs {
+		for _, t := range cfg.Tasks {
+			progress.Work += work.task(j.strategy, j.class, t)
+		}
+	}
 	var progressMu sync.Mutex
-	done := 0
-	tick := func() {
+	tick := func(s Strategy, c llm.ToolSupport, t Task) {
 		if cfg.Progress == nil {
 			return
 		}
 		progressMu.Lock()
-		done++
-		d := done
-		progressMu.Unlock()
-		cfg.Progress(d, total)
+		defer progressMu.Unlock()
+		progress.Done++
+		progress.WorkDone += work.task(s, c, t)
+		cfg.Progress(progress)
 	}
 	results := make([]*RunResult, len(jobs))
 	errs := make([]error, len(jobs))
@@ -234,6 +225,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	return newReport(cfg, results), nil
+}
+
+// withDefaults returns the configuration with its defaults filled in.
+func (cfg Config) withDefaults() Config {
+	if cfg.Tasks == nil {
+		cfg.Tasks = DefaultTasks()
+	}
+	if cfg.Profile.Name == "" {
+		cfg.Profile = Profiles()[0]
+	}
+	if cfg.Strategies == nil {
+		cfg.Strategies = Strategies
+	}
+	if cfg.Classes == nil {
+		cfg.Classes = Classes
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = runtime.GOMAXPROCS(0)
+	}
+	return cfg
 }
 
 // profileServers returns the built-in catalog's servers of a profile.
@@ -294,7 +305,7 @@ type runner struct {
 	baseURL  string
 	strategy Strategy
 	class    llm.ToolSupport
-	tick     func()
+	tick     func(Strategy, llm.ToolSupport, Task)
 
 	shelf    *toolshelf.Shelf
 	reg      *tool.Registry
@@ -387,7 +398,7 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 			return nil, err
 		}
 		res.Tasks = append(res.Tasks, tr)
-		r.tick()
+		r.tick(r.strategy, r.class, task)
 	}
 	return res, nil
 }

@@ -6,10 +6,10 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/toolshelf/toolshelf/bench"
 	"github.com/toolshelf/toolshelf/toolsearch"
@@ -45,9 +45,10 @@ reference.
 Classes: changes (Anthropic claude-opus-5-5), additions (OpenAI Responses
 gpt-5.6-sol), none and bridge (Chat Completions, llama-3.3-70b).
 
-Profiles: corpus (all 53 built-in servers, ~438k tokens of definitions: more than any context
-window, so full does not fit) and team (11 servers, ~99k tokens). Without --profile both run,
-corpus first. The last line summarises the last profile:
+Profiles: team (11 servers, ~99k tokens of definitions) and corpus (all 53 built-in servers,
+~438k tokens: more than any context window, so full does not fit: its requests are refused, as
+the real APIs refuse them, and its tool tokens are projected). Without --profile both run, team
+first. Each profile's report is two tables (tokens; cache and steps), notes, and a summary line:
   search/full tool-tokens=<x>% overhead=<x> preservation(changes)=<x> preservation(bridge)=<x> failed-steps=<n>
 followed, when reference ran, by the tools loaded per task and the share of steps found by search
 and by reference, when select+lock ran, by the multi-step tool tokens per request of search
@@ -79,7 +80,7 @@ notes compares the input tokens, requests and failed steps of search, select+loc
 			case servers != "":
 				profs = []bench.Profile{{Name: "custom", Description: "servers " + servers, Servers: splitList(servers)}}
 			case profiles == "":
-				profs = []bench.Profile{bench.Profiles()[1], bench.Profiles()[0]}
+				profs = bench.Profiles() // team, then corpus: the README's order
 			default:
 				for _, name := range splitList(profiles) {
 					p, err := bench.ProfileNamed(name)
@@ -89,25 +90,20 @@ notes compares the input tokens, requests and failed steps of search, select+loc
 					profs = append(profs, p)
 				}
 			}
+			cfg.Dump = dump
+			prog, err := newBenchProgress(e.stderr, quiet, cfg, profs)
+			if err != nil {
+				return err
+			}
 			for i, p := range profs {
 				cfg.Profile = p
-				cfg.Progress = nil
-				cfg.Dump = dump
-				bar := newProgress(e.stderr, quiet, "profile "+p.Name)
-				if bar != nil {
-					cfg.Progress = func(done, total int) {
-						bar.ChangeMax(total)
-						_ = bar.Set(done)
-					}
-				}
+				cfg.Progress = prog.profile(i)
 				rep, err := bench.Run(e.ctx, cfg)
-				if bar != nil {
-					_ = bar.Finish()
-					fmt.Fprintln(e.stderr)
-				}
 				if err != nil {
+					prog.finish()
 					return err
 				}
+				prog.pause()
 				if i > 0 {
 					fmt.Fprintln(e.stdout)
 				}
@@ -122,21 +118,23 @@ notes compares the input tokens, requests and failed steps of search, select+loc
 					if err := rep.WriteFiles(dir); err != nil {
 						return fmt.Errorf("--out: %w", err)
 					}
+					printf(e.stderr, "wrote %s: report.json, report.md, report.svg\n", dir)
 				}
 			}
+			prog.finish()
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&tasksFile, "tasks", "", "task suite (JSON Lines, DESIGN §5), e.g. ../shared/eval/dev-tasks.jsonl (default: the embedded suite)")
-	f.StringVar(&profiles, "profile", "", "profiles to run, comma-separated: corpus, team (default: both)")
+	f.StringVar(&tasksFile, "tasks", "", "task suite: JSON Lines, one task per line with id, prompt, lang and steps (each a server, a tool and two queries), as bench/TASKS.md describes (default: the embedded suite, bench/tasks.jsonl)")
+	f.StringVar(&profiles, "profile", "", "profiles to run, comma-separated: team, corpus (default: both, in that order)")
 	f.StringVar(&servers, "servers", "", "a custom profile: built-in catalog servers, comma-separated")
 	f.StringVar(&strategies, "strategies", "", "strategies to run, comma-separated: full, search, reference, select, select+lock, codemode (default: all)")
 	f.StringVar(&classes, "classes", "", "classes to run, comma-separated: changes, additions, none, bridge (default: all)")
 	f.IntVar(&load, "load", bench.DefaultLoad.Max, "ranked matches a search loads at most (0: every match up to the limit, as the reference)")
 	f.Float64Var(&cutoff, "cutoff", bench.DefaultLoad.Relative, "load a ranked match only when its score is at least this fraction of the best (0: no cut-off)")
 	f.IntVar(&window, "context-window", 0, "prompt token limit of every model (default: per model, 128k-400k; -1: none)")
-	f.StringVar(&out, "out", "", "write report.json, report.md and report.svg here (one folder per profile when several run)")
+	f.StringVar(&out, "out", "", "write report.json, report.md and report.svg (a bar chart of each run's input) here (one folder per profile when several run)")
 	f.StringVar(&dump, "dump", "", "write every request body here as NNNNN-<class>-<strategy>-<task>.json (full requests over the corpus are megabytes)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	f.BoolVar(&evict, "evict", false, "unload the tools searches loaded after each step's tool has run (search strategy), so tasks remove tools")
@@ -144,14 +142,106 @@ notes compares the input tokens, requests and failed steps of search, select+loc
 	return cmd
 }
 
-// newProgress returns a progress bar on a terminal, else nil.
-func newProgress(w io.Writer, quiet bool, label string) *progressbar.ProgressBar {
-	f, ok := w.(*os.File)
-	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
+// benchProgress is bench's progress bar, one over every profile it runs
+// (on a terminal, unless --quiet): its share done and its estimate of the
+// time left come from the estimated work of all of them (bench.Estimate),
+// so the estimate neither starts over with each profile nor assumes that
+// every task, or every profile, costs what the first ones did.
+type benchProgress struct {
+	bar   *progressbar.ProgressBar
+	names []string
+	works []float64 // each profile's estimated work
+	total float64
+	start time.Time
+	now   func() time.Time
+}
+
+// progressSteps is the bar's resolution.
+const progressSteps = 1000
+
+func newBenchProgress(w io.Writer, quiet bool, cfg bench.Config, profs []bench.Profile) (*benchProgress, error) {
+	p := &benchProgress{now: time.Now}
+	if quiet || !isTerminal(w) {
+		return p, nil
+	}
+	for _, prof := range profs {
+		cfg.Profile = prof
+		work, err := bench.Estimate(cfg)
+		if err != nil {
+			return nil, err
+		}
+		p.names = append(p.names, prof.Name)
+		p.works = append(p.works, work)
+		p.total += work
+	}
+	p.start = p.now()
+	p.bar = progressbar.NewOptions(progressSteps, progressbar.OptionSetWriter(w), progressbar.OptionSetPredictTime(false),
+		progressbar.OptionSetDescription(p.status(0, bench.Progress{})), progressbar.OptionClearOnFinish())
+	return p, nil
+}
+
+// profile returns the Progress callback of the i-th profile, nil when
+// there is no bar.
+func (p *benchProgress) profile(i int) func(bench.Progress) {
+	if p.bar == nil {
 		return nil
 	}
-	return progressbar.NewOptions(1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(label),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+	return func(pr bench.Progress) {
+		p.bar.Describe(p.status(i, pr))
+		_ = p.bar.Set(int(progressSteps * p.done(i, pr) / p.total))
+	}
+}
+
+// done is the work done when the i-th profile reports pr: the profiles
+// before it, and its share of its own estimate.
+func (p *benchProgress) done(i int, pr bench.Progress) float64 {
+	done := 0.0
+	for _, w := range p.works[:i] {
+		done += w
+	}
+	if pr.Work > 0 {
+		done += p.works[i] * pr.WorkDone / pr.Work
+	}
+	return done
+}
+
+// status is the bar's description: the profile, its tasks done, and the
+// time left, once there is enough done to tell.
+func (p *benchProgress) status(i int, pr bench.Progress) string {
+	s := fmt.Sprintf("profile %s (%d of %d), %d/%d tasks", p.names[i], i+1, len(p.names), pr.Done, pr.Total)
+	if left, ok := timeLeft(p.now().Sub(p.start), p.done(i, pr), p.total); ok {
+		s += ", about " + left.String() + " left"
+	}
+	return s
+}
+
+// pause clears the bar from its line, so that a report can be printed;
+// the next update draws it again.
+func (p *benchProgress) pause() {
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+}
+
+// finish fills the bar and clears it (OptionClearOnFinish).
+func (p *benchProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
+
+// timeLeft estimates the time the rest of the work takes from the time
+// the work done took; ok is false until 2% of it is done. Estimates are
+// rounded to 5 seconds (a second below 10).
+func timeLeft(elapsed time.Duration, done, total float64) (time.Duration, bool) {
+	if total <= 0 || done < 0.02*total || elapsed <= 0 {
+		return 0, false
+	}
+	left := time.Duration(float64(elapsed) * (total - done) / done)
+	if left >= 10*time.Second {
+		return left.Round(5 * time.Second), true
+	}
+	return left.Round(time.Second), true
 }
 
 func splitList(s string) []string {

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/toolshelf/toolshelf/bench"
 )
 
 func TestBenchCommand(t *testing.T) {
@@ -30,6 +33,10 @@ func TestBenchCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "out", "report.md")); err != nil {
 		t.Error(err)
 	}
+	// --out says what it wrote, on stderr.
+	if want := "wrote " + filepath.Join(dir, "out") + ": report.json, report.md, report.svg\n"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q lacks %q", errOut, want)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -44,6 +51,85 @@ func TestBenchCommand(t *testing.T) {
 		if code == 0 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, %q, want %q", c.args, code, errOut, c.want)
 		}
+	}
+}
+
+// TestBenchProfilesInTheREADMEsOrder: without --profile the team
+// profile, which the README shows, comes first, then the corpus, each
+// with its summary line; with --out each gets its folder.
+func TestBenchProfilesInTheREADMEsOrder(t *testing.T) {
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	task := `{"id":"x1","prompt":"Post hello to #general on Slack.","lang":"en","steps":[{"server":"slack","tool":"slack_post_message","queries":["post slack message","send message to channel"]}]}` + "\n"
+	if err := os.WriteFile(tasks, []byte(task), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "bench", "--tasks", tasks, "--strategies", "search", "--classes", "changes", "--out", filepath.Join(dir, "out"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	team, corpus := strings.Index(out, "profile team:"), strings.Index(out, "profile corpus:")
+	if team < 0 || corpus < team || strings.Count(out, "\nsearch/full tool-tokens=") != 2 {
+		t.Errorf("want the team report, then the corpus one, each with its summary:\n%s", out)
+	}
+	for _, p := range []string{"team", "corpus"} {
+		if want := "wrote " + filepath.Join(dir, "out", p) + ": report.json, report.md, report.svg\n"; !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q lacks %q", errOut, want)
+		}
+	}
+}
+
+// TestBenchHelp: the help points at what a user can open, and each
+// flag's default is said once.
+func TestBenchHelp(t *testing.T) {
+	for _, args := range [][]string{{"bench", "--help"}, {"search", "--help"}, {"eval", "--help"}} {
+		code, out, _ := run(t, args...)
+		if code != 0 || strings.Contains(out, "DESIGN") || strings.Contains(out, "§") {
+			t.Errorf("%q: exit %d; the help cites a document outside the repository:\n%s", args, code, out)
+		}
+		for line := range strings.SplitSeq(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "--ranker string") && strings.Count(line, "default") != 1 {
+				t.Errorf("%q: the --ranker line says its default %d times: %q", args, strings.Count(line, "default"), line)
+			}
+		}
+	}
+	_, out, _ := run(t, "bench", "--help")
+	if !strings.Contains(out, "bench/TASKS.md") {
+		t.Errorf("bench --help does not say where the task format is described:\n%s", out)
+	}
+}
+
+// TestBenchTimeLeft: the estimate of the time left is the time so far
+// times the work left over the work done, the work of every profile
+// counted by its estimated size, so it carries on when the second
+// profile starts instead of starting over from the first one's speed.
+func TestBenchTimeLeft(t *testing.T) {
+	clock := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
+	p := &benchProgress{names: []string{"team", "corpus"}, works: []float64{80, 60}, total: 140,
+		start: clock, now: func() time.Time { return clock }}
+	for _, c := range []struct {
+		after   time.Duration
+		profile int
+		pr      bench.Progress
+		want    string
+	}{
+		// Nothing is known before 2% is done.
+		{1 * time.Second, 0, bench.Progress{Done: 1, Total: 720, WorkDone: 1, Work: 160}, "profile team (1 of 2), 1/720 tasks"},
+		// Half of team's work (40 of 140) in 40 s: 100 s left.
+		{40 * time.Second, 0, bench.Progress{Done: 300, Total: 720, WorkDone: 80, Work: 160}, "profile team (1 of 2), 300/720 tasks, about 1m40s left"},
+		// Team done in 80 s; the corpus, 60 of 140, takes 60 s more.
+		{80 * time.Second, 1, bench.Progress{Done: 0, Total: 720, WorkDone: 0, Work: 30}, "profile corpus (2 of 2), 0/720 tasks, about 1m0s left"},
+		{125 * time.Second, 1, bench.Progress{Done: 700, Total: 720, WorkDone: 27, Work: 30}, "profile corpus (2 of 2), 700/720 tasks, about 6s left"},
+	} {
+		clock = p.start.Add(c.after)
+		if got := p.status(c.profile, c.pr); got != c.want {
+			t.Errorf("after %v: %q, want %q", c.after, got, c.want)
+		}
+	}
+	// Off a terminal there is no bar, and no estimate is made.
+	prog, err := newBenchProgress(&strings.Builder{}, false, bench.Config{}, bench.Profiles())
+	if err != nil || prog.bar != nil || prog.profile(0) != nil || len(prog.works) != 0 {
+		t.Errorf("off a terminal: %+v, %v", prog, err)
 	}
 }
 
@@ -101,7 +187,9 @@ func TestBenchSearchAndCodemode(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.Contains(last, "input/requests(changes) multi-step: codemode=") || !strings.HasSuffix(last, "codemode failed-steps=0") {
 		t.Errorf("last line %q", last)
 	}
-	if !strings.Contains(out, "By task length") || !strings.Contains(out, "codemode/changes: scripts 1 (failed 0), tool calls in them 2 (failed 0)") {
+	// The notes are wrapped: compare with single spaces.
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "By task length") ||
+		!strings.Contains(flat, "codemode/changes: scripts 1 (failed 0), tool calls in them 2 (failed 0)") {
 		t.Errorf("bench --strategies search,codemode:\n%s", out)
 	}
 }

@@ -24,7 +24,7 @@ type rankerFlags struct {
 }
 
 func (f *rankerFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.ranker, "ranker", search.ModeToolshelf, "ranking mode: toolshelf (default) or pi (the reference BM25)")
+	cmd.Flags().StringVar(&f.ranker, "ranker", search.ModeToolshelf, "ranking mode: toolshelf or pi (the reference's BM25)")
 	cmd.Flags().StringVar(&f.synonyms, "synonyms", "", "file of extra synonym groups, one per line with forms separated by commas (toolshelf ranker only)")
 }
 
