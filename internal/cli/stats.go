@@ -471,8 +471,8 @@ func writeFieldStats(e *env, catalogs []string, asJSON bool) error {
 			Breakdown tokens.Breakdown `json:"breakdown"`
 		}{source, reg.Len(), sum.Total(), rows, sum})
 	}
-	fmt.Fprintf(e.stdout, "%d tools of %s: %d tokens of declarations (o200k), %.0f per tool\n\n",
-		reg.Len(), source, sum.Total(), float64(sum.Total())/float64(reg.Len()))
+	fmt.Fprintf(e.stdout, "%s tools of %s: %s tokens of declarations (o200k), %.0f per tool\n\n",
+		num(reg.Len()), source, num(sum.Total()), float64(sum.Total())/float64(reg.Len()))
 	labels := map[tokens.Field]string{
 		tokens.FieldName: "tool name", tokens.FieldDescription: "tool description",
 		tokens.FieldParamDescriptions: "parameter descriptions", tokens.FieldEnums: "enum and const values",
@@ -481,8 +481,8 @@ func writeFieldStats(e *env, catalogs []string, asJSON bool) error {
 	}
 	fmt.Fprintf(e.stdout, "%-24s %9s %7s\n", "FIELD", "TOKENS", "SHARE")
 	for i, f := range tokens.Fields() {
-		fmt.Fprintf(e.stdout, "%-24s %9d %6.1f%%\n", labels[f], rows[i].Tokens, 100*rows[i].Share)
+		fmt.Fprintf(e.stdout, "%-24s %9s %6.1f%%\n", labels[f], num(rows[i].Tokens), 100*rows[i].Share)
 	}
-	fmt.Fprintf(e.stdout, "%-24s %9d %6.1f%%\n", "total", sum.Total(), 100.0)
+	fmt.Fprintf(e.stdout, "%-24s %9s %6.1f%%\n", "total", num(sum.Total()), 100.0)
 	return nil
 }

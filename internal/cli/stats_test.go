@@ -23,7 +23,8 @@ func TestStatsFields(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"1564 tools of the built-in catalog", "tool name", "parameter descriptions", "schema structure (rest)", "100.0%"} {
+	for _, want := range []string{"1,564 tools of the built-in catalog", "tool name", "parameter descriptions", "schema structure (rest)", "100.0%",
+		"438,018 tokens of declarations", "438,018  100.0%\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
