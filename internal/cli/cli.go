@@ -31,6 +31,11 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// stderrTerminal is whether the process's stderr is a terminal, as
+	// Main found it: a command may wrap stderr (chat keeps warnings off
+	// its prompt line), and the log format follows the terminal, not the
+	// wrapper.
+	stderrTerminal bool
 	// logs are the root's logging flags, -v and --log-format.
 	logs logFlags
 }
@@ -82,7 +87,7 @@ func (e exitError) Unwrap() error { return e.err }
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ictx, stop := interruptible(ctx)
 	defer stop()
-	e := &env{ctx: ictx, term: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{ctx: ictx, term: ctx, stdin: stdin, stdout: stdout, stderr: stderr, stderrTerminal: isTerminal(stderr)}
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetIn(stdin)

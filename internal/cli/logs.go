@@ -62,7 +62,7 @@ func (e *env) logger(warnings bool) *slog.Logger {
 	default:
 		return slog.New(slog.DiscardHandler)
 	}
-	return slog.New(newLogHandler(e.stderr, e.logs.format, isTerminal(e.stderr), level))
+	return slog.New(newLogHandler(e.stderr, e.logs.format, e.stderrTerminal, level))
 }
 
 // newLogHandler returns the handler of a log format; auto is human when

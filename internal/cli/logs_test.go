@@ -82,3 +82,15 @@ func TestLogFormatFlag(t *testing.T) {
 		t.Errorf("--log-format xml: exit %d, %q", code, errOut)
 	}
 }
+
+// TestLogsStayHumanBehindChatsPrompt: chat wraps stderr on a terminal so
+// that warnings do not land on the prompt line; the log is still the
+// human one, since what decides is the process's stderr, not the writer.
+func TestLogsStayHumanBehindChatsPrompt(t *testing.T) {
+	var b bytes.Buffer
+	e := &env{stderr: &b, stderrTerminal: true, logs: logFlags{format: logAuto}}
+	e.logger(true).With("server", "memory").Warn("connection failed", "error", "exit status 1")
+	if got, want := b.String(), "WARN  memory  connection failed: exit status 1\n"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
