@@ -37,28 +37,8 @@ type Query struct {
 // reported with its line; no query is returned unless all are valid.
 func ReadQueries(r io.Reader, name string) ([]Query, error) {
 	var qs []Query
-	var errs []error
 	ids := make(map[string]int)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		bad := func(format string, args ...any) {
-			errs = append(errs, fmt.Errorf("%s:%d: %s", name, n, fmt.Sprintf(format, args...)))
-		}
-		var q Query
-		dec := json.NewDecoder(bytes.NewReader(line))
-		if err := dec.Decode(&q); err != nil {
-			bad("not a query object: %v", err)
-			continue
-		}
-		if dec.InputOffset() < int64(len(line)) {
-			bad("more than the query object on the line: write one query per line")
-			continue
-		}
+	err := readJSONLines(r, name, "query", func(n int, q Query, bad func(string, ...any)) {
 		switch {
 		case q.ID == "":
 			bad(`missing "id"`)
@@ -69,29 +49,61 @@ func ReadQueries(r io.Reader, name string) ([]Query, error) {
 		default:
 			if prev, dup := ids[q.ID]; dup {
 				bad("query %s: the id is already used on line %d", q.ID, prev)
-				continue
+				return
 			}
 			ids[q.ID] = n
 			if slices.ContainsFunc(q.Relevant, func(o tool.Origin) bool { return o.Server == "" || o.Tool == "" }) {
 				bad("query %s: every relevant tool needs \"server\" and \"tool\"", q.ID)
-				continue
+				return
 			}
 			if q.Lang == "" {
 				q.Lang = "en"
 			}
 			qs = append(qs, q)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", name, err))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(qs) == 0 {
 		return nil, fmt.Errorf("%s: no queries", name)
 	}
 	return qs, nil
+}
+
+// readJSONLines decodes one JSON object of type T from each non-blank line
+// of r (what names it in messages, name the source) and calls each with
+// the line's number, the object and a function that reports a problem on
+// that line. Every problem is reported, with its line, in one joined
+// error; a line that is not one object is a problem and is not passed on.
+func readJSONLines[T any](r io.Reader, name, what string, each func(n int, v T, bad func(string, ...any))) error {
+	var errs []error
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("%s:%d: %s", name, n, fmt.Sprintf(format, args...)))
+		}
+		var v T
+		dec := json.NewDecoder(bytes.NewReader(line))
+		if err := dec.Decode(&v); err != nil {
+			bad("not a %s object: %v", what, err)
+			continue
+		}
+		if dec.InputOffset() < int64(len(line)) {
+			bad("more than the %s object on the line: write one %s per line", what, what)
+			continue
+		}
+		each(n, v, bad)
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	}
+	return errors.Join(errs...)
 }
 
 // LoadQueries reads labeled queries from a file.

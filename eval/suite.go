@@ -1,8 +1,6 @@
 package eval
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -276,40 +274,20 @@ func ReadTaskQueries(r io.Reader, name string) ([]Query, error) {
 		Steps  []step `json:"steps"`
 	}
 	var qs []Query
-	var errs []error
 	ids := map[string]int{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		bad := func(format string, args ...any) {
-			errs = append(errs, fmt.Errorf("%s:%d: %s", name, n, fmt.Sprintf(format, args...)))
-		}
-		var t task
-		dec := json.NewDecoder(bytes.NewReader(line))
-		if err := dec.Decode(&t); err != nil {
-			bad("not a task object: %v", err)
-			continue
-		}
-		if dec.InputOffset() < int64(len(line)) {
-			bad("more than the task object on the line: write one task per line")
-			continue
-		}
+	err := readJSONLines(r, name, "task", func(n int, t task, bad func(string, ...any)) {
 		if t.ID == "" {
 			bad(`missing "id"`)
-			continue
+			return
 		}
 		if prev, dup := ids[t.ID]; dup {
 			bad("task %s: the id is already used on line %d", t.ID, prev)
-			continue
+			return
 		}
 		ids[t.ID] = n
 		if len(t.Steps) == 0 {
 			bad(`task %s: no "steps"`, t.ID)
-			continue
+			return
 		}
 		if t.Lang == "" {
 			t.Lang = "en"
@@ -335,12 +313,9 @@ func ReadTaskQueries(r io.Reader, name string) ([]Query, error) {
 					Relevant: []tool.Origin{{Server: st.Server, Tool: st.Tool}}})
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", name, err))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(qs) == 0 {
 		return nil, fmt.Errorf("%s: no tasks", name)
