@@ -489,6 +489,10 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 		plan := r.plan(sl, c)
 		matchedAny[si] = plan.matched
 		s.slotIDF = append(s.slotIDF, plan.idf())
+		if len(plan.group) == 1 && len(plan.phrases) == 0 {
+			r.scoreTerm(&plan.group[0], plan.groupIDF, bit, c, s, nm)
+			continue
+		}
 		slotDocs = slotDocs[:0]
 		// The one-word alternatives add up their weighted frequencies
 		// in s.alt, then saturate once.
@@ -555,6 +559,32 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 		}
 	}
 	return matchedAny
+}
+
+// scoreTerm adds the scores of a slot that is one term, the commonest
+// case, in one pass over its postings: what score does for a slot of
+// several alternatives, without accumulating them first.
+func (r *BM25F) scoreTerm(g *groupTerm, idf float64, bit uint64, c *candidates, s *scratch, nm *norms) {
+	lens := r.idx.lens
+	for i := range g.list {
+		p := &g.list[i]
+		d := p.slot
+		if c.mask[d] {
+			continue
+		}
+		if p.tf[fieldName] > 0 {
+			s.alt[d].name |= bit
+		}
+		v := saturate(idf, g.weight*weightedTF(&r.weight, &p.tf, &lens[d], nm))
+		if v <= 0 {
+			continue
+		}
+		if s.flags[d] == 0 {
+			s.touched = append(s.touched, d)
+		}
+		s.flags[d] |= bit
+		s.score[d] += v
+	}
 }
 
 // selectHits answers a select: query: the named tools that are candidates,
