@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -506,7 +507,7 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 				if a.sum == 0 {
 					s.altSeen = append(s.altSeen, p.slot)
 				}
-				a.sum += g.weight * weightedTF(&r.weight, &p.tf, &lens[p.slot], nm)
+				a.sum += g.weight * postingTF(&r.weight, p, &lens[p.slot], nm)
 				if p.tf[fieldName] > 0 {
 					a.name |= bit
 				}
@@ -530,7 +531,7 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 					if a.sum == 0 {
 						s.altSeen = append(s.altSeen, p.slot)
 					}
-					a.sum += saturate(idf, weightedTF(&r.weight, &p.tf, &lens[p.slot], nm))
+					a.sum += saturate(idf, postingTF(&r.weight, p, &lens[p.slot], nm))
 					if p.tf[fieldName] > 0 {
 						a.name |= bit
 					}
@@ -575,7 +576,7 @@ func (r *BM25F) scoreTerm(g *groupTerm, idf float64, bit uint64, c *candidates, 
 		if p.tf[fieldName] > 0 {
 			s.alt[d].name |= bit
 		}
-		v := saturate(idf, g.weight*weightedTF(&r.weight, &p.tf, &lens[d], nm))
+		v := saturate(idf, g.weight*postingTF(&r.weight, p, &lens[d], nm))
 		if v <= 0 {
 			continue
 		}
@@ -668,6 +669,21 @@ func weightedTF(weight *[maxFields]float64, tf *[maxFields]uint16, lens *[maxFie
 			tfw += weight[f] * float64(tf[f]) * nm.inv[f][l]
 		} else {
 			tfw += weight[f] * float64(tf[f]) / (nm.oneMinusB[f] + nm.bOverAvg[f]*float64(l))
+		}
+	}
+	return tfw
+}
+
+// postingTF is weightedTF of a posting, visiting only the fields the term
+// is in: the same sum, in the same order.
+func postingTF(weight *[maxFields]float64, p *posting, lens *[maxFields]uint32, nm *norms) float64 {
+	var tfw float64
+	for in := p.in; in != 0; in &= in - 1 {
+		f := bits.TrailingZeros8(in)
+		if l := lens[f]; l < normTableLen {
+			tfw += weight[f] * float64(p.tf[f]) * nm.inv[f][l]
+		} else {
+			tfw += weight[f] * float64(p.tf[f]) / (nm.oneMinusB[f] + nm.bOverAvg[f]*float64(l))
 		}
 	}
 	return tfw

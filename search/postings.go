@@ -13,6 +13,9 @@ const maxFields = 5
 type posting struct {
 	slot int32
 	tf   [maxFields]uint16
+	// in has bit f set when tf[f] > 0, so that scoring visits only the
+	// fields the term is in (it fits in the struct's padding).
+	in uint8
 }
 
 // docSlot is one indexed document.
@@ -95,7 +98,14 @@ func (p *postings) add(name string, fields [][]string) int32 {
 	}
 	slices.Sort(d.terms)
 	for _, id := range d.terms {
-		p.lists[id] = append(p.lists[id], posting{slot: slot, tf: *tfs[id]})
+		tf := *tfs[id]
+		var in uint8
+		for f, n := range tf {
+			if n > 0 {
+				in |= 1 << f
+			}
+		}
+		p.lists[id] = append(p.lists[id], posting{slot: slot, tf: tf, in: in})
 	}
 	p.slots[slot] = d
 	p.live++
