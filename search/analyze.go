@@ -168,6 +168,52 @@ func scan(text string, yield func(rawWord)) {
 // capital run followed by a lowercase letter (HTTPServer, but not the
 // plural PRs), and where a capital follows a digit (ec2Instance).
 func splitIdentifier(w string) []string {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			return splitIdentifierRunes(w)
+		}
+	}
+	return splitIdentifierASCII(w)
+}
+
+// splitIdentifierASCII is splitIdentifier for ASCII text, the common case:
+// the same rules on bytes, with parts cut from w instead of built.
+func splitIdentifierASCII(w string) []string {
+	var parts []string
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			parts = append(parts, strings.ToLower(w[start:end]))
+		}
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c == '_' || c == '-' {
+			flush(i)
+			start = i + 1
+			continue
+		}
+		if i > 0 && isUpperASCII(c) {
+			prev := w[i-1]
+			pluralS := i+1 < len(w) && w[i+1] == 's' && (i+2 == len(w) || !isLetterASCII(w[i+2]))
+			nextLower := i+1 < len(w) && isLowerASCII(w[i+1]) && !pluralS
+			if isLowerASCII(prev) || isDigitASCII(prev) || (isUpperASCII(prev) && nextLower) {
+				flush(i)
+				start = i
+			}
+		}
+	}
+	flush(len(w))
+	return parts
+}
+
+func isUpperASCII(c byte) bool  { return c >= 'A' && c <= 'Z' }
+func isLowerASCII(c byte) bool  { return c >= 'a' && c <= 'z' }
+func isDigitASCII(c byte) bool  { return c >= '0' && c <= '9' }
+func isLetterASCII(c byte) bool { return isUpperASCII(c) || isLowerASCII(c) }
+
+// splitIdentifierRunes is splitIdentifier for any text.
+func splitIdentifierRunes(w string) []string {
 	var parts []string
 	var b strings.Builder
 	flush := func() {

@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -337,6 +338,9 @@ func FuzzSplitIdentifier(f *testing.F) {
 			if p == "" || strings.ContainsAny(p, "_-") {
 				t.Fatalf("splitIdentifier(%q) = %q: bad part %q", w, parts, p)
 			}
+		}
+		if ascii := splitIdentifierRunes(w); !slices.Equal(parts, ascii) {
+			t.Fatalf("splitIdentifier(%q) = %q, the general splitter %q", w, parts, ascii)
 		}
 		if !utf8.ValidString(w) {
 			return

@@ -74,7 +74,10 @@ func (p *postings) add(name string, fields [][]string) int32 {
 		p.byName[name] = slot
 	}
 	d := docSlot{name: name, seq: seq, live: true}
-	tfs := make(map[int32]*[maxFields]uint16)
+	// The document's postings, built in place: at maps a term id to its
+	// posting in ps.
+	at := make(map[int32]int32)
+	var ps []posting
 	for f, toks := range fields {
 		p.lens[slot][f] = uint32(len(toks))
 		p.sumLen[f] += float64(len(toks))
@@ -85,27 +88,22 @@ func (p *postings) add(name string, fields [][]string) int32 {
 				p.termID[tok] = id
 				p.lists = append(p.lists, nil)
 			}
-			tf := tfs[id]
-			if tf == nil {
-				tf = new([maxFields]uint16)
-				tfs[id] = tf
+			i, ok := at[id]
+			if !ok {
+				i = int32(len(ps))
+				at[id] = i
+				ps = append(ps, posting{slot: slot})
 				d.terms = append(d.terms, id)
 			}
-			if tf[f] < 0xFFFF {
-				tf[f]++
+			if pp := &ps[i]; pp.tf[f] < 0xFFFF {
+				pp.tf[f]++
+				pp.in |= 1 << f
 			}
 		}
 	}
 	slices.Sort(d.terms)
 	for _, id := range d.terms {
-		tf := *tfs[id]
-		var in uint8
-		for f, n := range tf {
-			if n > 0 {
-				in |= 1 << f
-			}
-		}
-		p.lists[id] = append(p.lists[id], posting{slot: slot, tf: tf, in: in})
+		p.lists[id] = append(p.lists[id], ps[at[id]])
 	}
 	p.slots[slot] = d
 	p.live++

@@ -255,7 +255,7 @@ func orderIndexKeysFirst(n *node) {
 // arrayIndex reports whether k is a canonical array index: a decimal
 // integer below 2^32-1 without leading zeros.
 func arrayIndex(k string) (uint64, bool) {
-	if k == "" || (len(k) > 1 && k[0] == '0') {
+	if k == "" || k[0] < '0' || k[0] > '9' || (len(k) > 1 && k[0] == '0') {
 		return 0, false
 	}
 	v, err := strconv.ParseUint(k, 10, 64)
