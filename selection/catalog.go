@@ -162,11 +162,16 @@ func (c *Catalog) Text(groups []string) string {
 	return b.String()
 }
 
-// GroupText renders the groups as "name (N tools): description" lines.
+// GroupText renders the groups as "name (N tools): description" lines
+// ("1 tool" for one).
 func (c *Catalog) GroupText() string {
 	var b strings.Builder
 	for _, g := range c.Groups {
-		fmt.Fprintf(&b, "%s (%d tools): %s\n", g.Name, g.Tools, g.Description)
+		noun := "tools"
+		if g.Tools == 1 {
+			noun = "tool"
+		}
+		fmt.Fprintf(&b, "%s (%d %s): %s\n", g.Name, g.Tools, noun, g.Description)
 	}
 	return b.String()
 }

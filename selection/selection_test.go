@@ -83,6 +83,10 @@ func TestCatalog(t *testing.T) {
 	if c.Grouped {
 		t.Errorf("6 tools are grouped")
 	}
+	solo := selection.NewCatalog(pool(t, []string{"solo"}, 1).Tools(), selection.CatalogOptions{})
+	if got, want := solo.GroupText(), "mcp__solo (1 tool): do thing 0 on solo\n"; got != want {
+		t.Errorf("GroupText of one tool = %q, want %q", got, want)
+	}
 	withBrief := slices.Clone(tools)
 	withBrief[0].Brief = "Open an issue. Then more."
 	if got := selection.NewCatalog(withBrief, selection.CatalogOptions{}).Choices[0].Brief; got != "Open an issue" {

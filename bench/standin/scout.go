@@ -96,8 +96,9 @@ func (Scout) Respond(_ context.Context, ex *emulator.Exchange) (*emulator.Reply,
 }
 
 // catalogLine is a line of a selection catalog: "name: brief" or
-// "group (N tools): description".
-var catalogLine = regexp.MustCompile(`^([A-Za-z0-9_.-]+)(?: \(\d+ tools\))?: (.+)$`)
+// "group (N tools): description" ("(1 tool)"); the group's count, when
+// there is one, is the third submatch.
+var catalogLine = regexp.MustCompile(`^([A-Za-z0-9_.-]+)(?: \((\d+ tools?)\))?: (.+)$`)
 
 // scoutSelection answers a two-phase selection request (package
 // selection): from the catalog lines the conversation shows (groups for a
@@ -128,12 +129,12 @@ func scoutSelection(turns []emulator.Turn, request string) *emulator.Reply {
 	for _, t := range turns {
 		for _, line := range strings.Split(t.Text, "\n") {
 			m := catalogLine.FindStringSubmatch(strings.TrimSpace(line))
-			if m == nil || m[1] == "Task" || seen[m[1]] || group != strings.Contains(line, " tools): ") {
+			if m == nil || m[1] == "Task" || seen[m[1]] || group != (m[2] != "") {
 				continue
 			}
 			seen[m[1]] = true
 			n := 0
-			for _, w := range splitWords(m[1] + " " + m[2]) {
+			for _, w := range splitWords(m[1] + " " + m[3]) {
 				if words[w] {
 					n++
 				}

@@ -65,7 +65,7 @@ func TestScout(t *testing.T) {
 func TestScoutSelects(t *testing.T) {
 	catalog := emulator.Turn{Role: "system", Text: "mcp__fs__list_allowed_directories: List the allowed directories\n" +
 		"mcp__fs__read_file: Read a file\nmcp__mem__read_graph: Read the knowledge graph"}
-	groups := emulator.Turn{Role: "system", Text: "mcp__fs (2 tools): Read and list files\nmcp__mem (1 tools): A knowledge graph"}
+	groups := emulator.Turn{Role: "system", Text: "mcp__fs (2 tools): Read and list files\nmcp__mem (1 tool): A knowledge graph"}
 	for _, c := range []struct {
 		turns []emulator.Turn
 		want  string
