@@ -590,8 +590,9 @@ func TestRunResumeUsesTheSessionsServersFile(t *testing.T) {
 
 // TestNoServersFileSaysWhereItLooked: without --mcp and without a servers
 // file, run answers (exit 0) after a note naming where it looked and how
-// to make one, and mcp list, which has nothing to check, fails (exit 1)
-// saying the same (both used to be silent: an empty table, exit 0).
+// to make one, and mcp list, which has nothing to check, and serve, which
+// has nothing to serve, fail (exit 1) saying the same (mcp list used to be
+// silent, serve to name the places without the paths it tried).
 func TestNoServersFileSaysWhereItLooked(t *testing.T) {
 	config, err := os.UserConfigDir()
 	if err != nil {
@@ -603,9 +604,11 @@ func TestNoServersFileSaysWhereItLooked(t *testing.T) {
 	if code != 0 || out == "" || !strings.Contains(errOut, "toolshelf: "+looked+"; running without MCP tools\n") {
 		t.Errorf("run: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
 	}
-	code, out, errOut = run(t, "mcp", "list")
-	if code != 1 || out != "" || errOut != "toolshelf: "+looked+"\n" {
-		t.Errorf("mcp list: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	for _, args := range [][]string{{"mcp", "list"}, {"serve"}} {
+		code, out, errOut = run(t, args...)
+		if code != 1 || out != "" || errOut != "toolshelf: "+looked+"\n" {
+			t.Errorf("%s: exit %d, stdout %q, stderr:\n%s", strings.Join(args, " "), code, out, errOut)
+		}
 	}
 }
 

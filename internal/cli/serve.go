@@ -56,7 +56,7 @@ is appended to the metrics log (read it with toolshelf stats).`,
 				return err
 			}
 			if path == "" {
-				return usagef("serve needs a servers file: --mcp FILE, or ./.toolshelf/mcp.json, or $XDG_CONFIG_HOME/toolshelf/mcp.json")
+				return errors.New(noServersFile())
 			}
 			cfg, err := mcpclient.LoadConfig(path)
 			if err != nil {
