@@ -41,3 +41,15 @@ func BenchmarkToolCalls(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReturnRecords returns 1,000 small records, which the runner
+// measures and writes as indented JSON.
+func BenchmarkReturnRecords(b *testing.B) {
+	r, _ := newRunner(b, testRegistry(b), codemode.Limits{})
+	for b.Loop() {
+		res := r.Run(context.Background(), `return Array.from({length: 1000}, (_, i) => ({id: i, name: "item " + i, tags: ["a", "b"]}));`)
+		if res.Err != nil {
+			b.Fatal(res.Err)
+		}
+	}
+}

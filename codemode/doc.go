@@ -9,7 +9,12 @@
 // describeTool, describeNamespace and console. The limits (Limits) bound
 // its wall time, the heap it grows, its output, its tool calls and how
 // many of them run at once; each stops the script with a *LimitError that
-// names the limit and its value.
+// names the limit and its value. The values the runner writes as JSON
+// (the script's value, console arguments, tool arguments) are measured
+// first: deeper than 100 levels is an error, past the output limit a
+// stop. The limits do not reach native work inside one engine
+// operation (a backtracking regular expression, one huge allocation), so
+// they bound scripts in the common case, not a hostile one.
 //
 // A [Runner] runs scripts against a tool registry and the search index of
 // tool_search ([toolsearch.Searcher]); [Runner.Tool] is the model-facing

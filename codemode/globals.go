@@ -187,8 +187,12 @@ func (s *script) log(level string, args []goja.Value) {
 	parts := make([]string, len(args))
 	n := 1
 	for i, a := range args {
-		parts[i] = s.show(a)
+		text, fits := s.showWithin(a, s.limits.Output-s.outBytes-n+1)
+		parts[i] = text
 		n += len(parts[i]) + 1
+		if !fits {
+			n = s.limits.Output + 1 // the value alone is over the limit
+		}
 		if s.outBytes+n > s.limits.Output {
 			break // the line is over the limit already
 		}

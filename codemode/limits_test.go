@@ -191,3 +191,61 @@ func TestScriptAfterAStopRuns(t *testing.T) {
 		t.Errorf("%q, %v", res.Value, res.Err)
 	}
 }
+
+// TestValuesTheRunnerWritesAreBounded: the values the runner turns into
+// JSON itself (the script's value, console arguments, tool arguments) are
+// measured first, in the VM, so a value nested 200,000 deep or a sparse
+// array whose JSON would take gigabytes fails with a clear error instead
+// of running natively past every limit (the deep value used to end the
+// process: its indented JSON grows with the square of the depth).
+func TestValuesTheRunnerWritesAreBounded(t *testing.T) {
+	reg := testRegistry(t, tool.Tool{Name: "count", Exposure: tool.Deferred,
+		Handler: tool.HandlerFunc(func(context.Context, json.RawMessage) (*tool.Result, error) {
+			return tool.TextResult("ok"), nil
+		})})
+	r, _ := newRunner(t, reg, codemode.Limits{Timeout: 10 * time.Minute, Memory: 256 << 20, Output: 1 << 20})
+	const deep = `let deep = {}; for (let i = 0; i < 200000; i++) deep = {deep};`
+	for _, c := range []struct {
+		name, code string
+		limit      codemode.Limit // the limit that stops the script, if any
+		err        string         // what the script's error says
+		value, log string         // the value, and what a console line says
+	}{
+		{name: "deep value returned", code: deep + `return deep;`,
+			err: "the script's value is nested deeper than 100 levels"},
+		{name: "sparse array returned", code: `return new Array(2 ** 30);`, limit: codemode.LimitOutput,
+			err: "it wrote more than 1 MiB of output"},
+		{name: "deep value logged", code: deep + `console.log("v", deep); return "ok";`,
+			value: "ok", log: "v [a value nested deeper than 100 levels]"},
+		{name: "sparse array logged", code: `console.log(new Array(2 ** 30)); return "ok";`, limit: codemode.LimitOutput,
+			err: "it wrote more than 1 MiB of output"},
+		{name: "deep argument", code: deep + `try { await tools.count(deep); } catch (e) { return e.message; }`,
+			value: "the argument of tools.count is nested deeper than 100 levels"},
+		{name: "argument over 16 MiB", code: `try { await tools.count({a: "x".repeat(17 << 20)}); } catch (e) { return e.message; }`,
+			value: "the arguments of tools.count are over 16 MiB as JSON"},
+		{name: "99 levels returned", code: `let v = 1; for (let i = 0; i < 99; i++) v = [v]; return JSON.stringify(v).length;`,
+			value: "199"},
+		{name: "99 levels written", code: `let v = 1; for (let i = 0; i < 99; i++) v = [v]; console.log(v); return v;`,
+			log: "[[[[", value: "[\n  [\n"},
+		{name: "circular value", code: `const o = {}; o.self = o; return o;`, err: "circular"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := r.Run(t.Context(), c.code)
+			var le *codemode.LimitError
+			switch {
+			case c.err == "" && res.Err != nil:
+				t.Fatalf("error %v", res.Err)
+			case c.err != "" && (res.Err == nil || !strings.Contains(strings.ToLower(res.Err.Error()), strings.ToLower(c.err))):
+				t.Fatalf("error %v, want it to say %q", res.Err, c.err)
+			case c.limit != "" && (!errors.As(res.Err, &le) || le.Limit != c.limit):
+				t.Fatalf("error %v, want the %s limit's", res.Err, c.limit)
+			}
+			if !strings.HasPrefix(res.Value, c.value) {
+				t.Errorf("value %.100q, want it to start with %q", res.Value, c.value)
+			}
+			if c.log != "" && (len(res.Logs) != 1 || !strings.HasPrefix(res.Logs[0].Text, c.log)) {
+				t.Errorf("logs %.200v, want one starting with %q", res.Logs, c.log)
+			}
+		})
+	}
+}

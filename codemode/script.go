@@ -277,9 +277,19 @@ func (s *script) setValue(v goja.Value) error {
 		return nil
 	}
 	var text string
-	if str, ok := v.Export().(string); ok {
+	if str, ok := primitiveString(v); ok {
 		text = str
 	} else {
+		switch over, err := s.measure(v, s.limits.Output-s.outBytes, 2); {
+		case err != nil:
+			return err
+		case over == "depth":
+			s.res.Err = &ScriptError{Message: tooDeep("the script's value")}
+			return nil
+		case over == "bytes":
+			s.output(s.limits.Output + 1)
+			return nil
+		}
 		j, err := s.stringify(goja.Undefined(), v, goja.Null(), s.vm.ToValue(2))
 		if err != nil {
 			return err
@@ -310,21 +320,46 @@ func (s *script) output(n int) bool {
 	return false
 }
 
-// show renders a value for a console line: strings as they are, other
-// values as JSON where they have a JSON form.
-func (s *script) show(v goja.Value) string {
-	if v == nil || goja.IsUndefined(v) {
-		return "undefined"
+// primitiveString returns v when it is a string primitive. It does not
+// export objects, which would copy them whole.
+func primitiveString(v goja.Value) (string, bool) {
+	if _, ok := v.(*goja.Object); ok || v == nil {
+		return "", false
 	}
-	if str, ok := v.Export().(string); ok {
-		return str
+	str, ok := v.Export().(string)
+	return str, ok
+}
+
+// show renders a value for an error message or a console line: strings as
+// they are, other values as JSON where they have a JSON form.
+func (s *script) show(v goja.Value) string {
+	text, _ := s.showWithin(v, s.limits.Output)
+	return text
+}
+
+// showWithin is show for a value whose JSON may take at most maxBytes; it
+// reports false, and a short stand-in, when the JSON would be longer.
+func (s *script) showWithin(v goja.Value, maxBytes int) (string, bool) {
+	if v == nil || goja.IsUndefined(v) {
+		return "undefined", true
+	}
+	if str, ok := primitiveString(v); ok {
+		return str, true
 	}
 	if _, ok := v.(*goja.Object); ok {
+		switch over, err := s.measure(v, maxBytes, 0); {
+		case err != nil:
+			return "[a value that could not be shown]", true
+		case over == "depth":
+			return fmt.Sprintf("[a value nested deeper than %d levels]", maxValueDepth), true
+		case over == "bytes":
+			return "[a value too long to show]", false
+		}
 		if j, err := s.stringify(goja.Undefined(), v); err == nil && !goja.IsUndefined(j) {
-			return j.String()
+			return j.String(), true
 		}
 	}
-	return v.String()
+	return v.String(), true
 }
 
 // callTool starts a call of t with the script's argument and returns its
@@ -358,6 +393,14 @@ func (s *script) arguments(t tool.Tool, arg goja.Value) ([]byte, error) {
 	obj, ok := arg.(*goja.Object)
 	if !ok || obj.ClassName() == "Array" || obj.ClassName() == "Function" {
 		return nil, fmt.Errorf("tools.%s takes one object of arguments, such as tools.%[1]s({...}); got %s", Identifier(t.Name), s.show(arg))
+	}
+	switch over, err := s.measure(obj, maxArgumentBytes, 0); {
+	case err != nil:
+		return nil, fmt.Errorf("the arguments of tools.%s cannot be written as JSON: %v", Identifier(t.Name), err)
+	case over == "depth":
+		return nil, errors.New(tooDeep("the argument of tools." + Identifier(t.Name)))
+	case over == "bytes":
+		return nil, fmt.Errorf("the arguments of tools.%s are over %s as JSON; pass less in one call", Identifier(t.Name), byteSize(maxArgumentBytes))
 	}
 	j, err := s.stringify(goja.Undefined(), obj)
 	if err != nil {
