@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/internal/atomicfile"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/tool"
 )
@@ -170,7 +171,7 @@ func dumpServers(e *env, m *mcpclient.Manager, names []string, dir string) error
 	for _, name := range names {
 		data, err := m.CatalogFile(e.ctx, name)
 		if err == nil {
-			err = writeFileAtomic(filepath.Join(dir, name+".json"), data)
+			err = atomicfile.Write(filepath.Join(dir, name+".json"), data, 0o644)
 		}
 		if err != nil {
 			printf(e.stderr, "toolshelf: %v\n", err)
@@ -185,30 +186,6 @@ func dumpServers(e *env, m *mcpclient.Manager, names []string, dir string) error
 		return fmt.Errorf("%d of %d MCP servers not dumped: %s; the errors are above", len(failed), len(names), strings.Join(failed, ", "))
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the
-// same folder, renamed into place, so a reader never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // serverJSON is a server's status as mcp list --json prints it.

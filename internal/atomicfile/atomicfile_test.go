@@ -1,0 +1,39 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+func TestWriteReplacesAndLeavesNoTemporaryFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.json")
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || string(data) != "new" {
+		t.Fatalf("read %q, %v; want new", data, err)
+	}
+	if info, _ := os.Stat(path); runtime.GOOS != "windows" && info.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", info.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("folder holds %d entries, want only the file", len(entries))
+	}
+}
+
+func TestWriteIntoAMissingFolderFailsAndLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	if err := Write(filepath.Join(dir, "no", "a.json"), []byte("x"), 0o600); err == nil {
+		t.Fatal("no error writing into a missing folder")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("folder holds %d entries, want none", len(entries))
+	}
+}
