@@ -656,26 +656,9 @@ func (r *BM25F) normsFor(c *candidates) *norms {
 	return nm
 }
 
-// weightedTF is BM25F's pseudo term frequency: the field frequencies,
-// each weighted and normalised by the field's length relative to its
-// average.
-func weightedTF(weight *[maxFields]float64, tf *[maxFields]uint16, lens *[maxFields]uint32, nm *norms) float64 {
-	var tfw float64
-	for f := range numFields {
-		if tf[f] == 0 {
-			continue
-		}
-		if l := lens[f]; l < normTableLen {
-			tfw += weight[f] * float64(tf[f]) * nm.inv[f][l]
-		} else {
-			tfw += weight[f] * float64(tf[f]) / (nm.oneMinusB[f] + nm.bOverAvg[f]*float64(l))
-		}
-	}
-	return tfw
-}
-
-// postingTF is weightedTF of a posting, visiting only the fields the term
-// is in: the same sum, in the same order.
+// postingTF is BM25F's pseudo term frequency of a posting: the field
+// frequencies, each weighted and normalised by the field's length relative
+// to its average, summed over only the fields the term is in.
 func postingTF(weight *[maxFields]float64, p *posting, lens *[maxFields]uint32, nm *norms) float64 {
 	var tfw float64
 	for in := p.in; in != 0; in &= in - 1 {

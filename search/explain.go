@@ -26,10 +26,10 @@ func (r *BM25F) Explain(q Query, name string) string {
 	}
 	nm := r.normsFor(&c)
 	lens := &r.idx.lens[slot]
-	tfOf := func(list []posting) *[maxFields]uint16 {
+	postingOf := func(list []posting) *posting {
 		for i := range list {
 			if list[i].slot == slot {
-				return &list[i].tf
+				return &list[i]
 			}
 		}
 		return nil
@@ -55,10 +55,10 @@ func (r *BM25F) Explain(q Query, name string) string {
 		nameHit := false
 		var parts []string
 		for _, g := range plan.group {
-			if tf := tfOf(g.list); tf != nil {
-				nameHit = nameHit || tf[fieldName] > 0
-				tfw += g.weight * weightedTF(&r.weight, tf, lens, nm)
-				parts = append(parts, fmt.Sprintf("%s×%.1f%v", g.term, g.weight, tf[:numFields]))
+			if p := postingOf(g.list); p != nil {
+				nameHit = nameHit || p.tf[fieldName] > 0
+				tfw += g.weight * postingTF(&r.weight, p, lens, nm)
+				parts = append(parts, fmt.Sprintf("%s×%.1f%v", g.term, g.weight, p.tf[:numFields]))
 			}
 		}
 		if tfw > 0 {
@@ -69,10 +69,10 @@ func (r *BM25F) Explain(q Query, name string) string {
 			v := 0.0
 			parts = parts[:0]
 			for i, list := range ph.lists {
-				if tf := tfOf(list); tf != nil {
-					nameHit = nameHit || tf[fieldName] > 0
-					v += saturate(ph.idfs[i], weightedTF(&r.weight, tf, lens, nm))
-					parts = append(parts, fmt.Sprintf("%s%v", ph.terms[i], tf[:numFields]))
+				if p := postingOf(list); p != nil {
+					nameHit = nameHit || p.tf[fieldName] > 0
+					v += saturate(ph.idfs[i], postingTF(&r.weight, p, lens, nm))
+					parts = append(parts, fmt.Sprintf("%s%v", ph.terms[i], p.tf[:numFields]))
 				}
 			}
 			if v*ph.weight > best {

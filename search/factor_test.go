@@ -117,3 +117,19 @@ func TestFactorSwitches(t *testing.T) {
 		})
 	}
 }
+
+// TestIdentifiersOffMatchesIdentifiersWhole: with identifier splitting
+// off, a query's snake-case word is one term, as in the documents (the
+// query used to be cut at _ and find only tools with both words apart).
+func TestIdentifiersOffMatchesIdentifiersWhole(t *testing.T) {
+	r, err := search.NewBM25F(&search.Options{Disable: search.FactorIdentifiers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Add(search.Document{Name: "open_ticket", Description: "Wraps create_issue for tickets"},
+		search.Document{Name: "other", Description: "Create things and issue stuff"})
+	res := r.Search(search.Query{Text: "create_issue", Limit: 5})
+	if len(res.Hits) != 1 || res.Hits[0].Name != "open_ticket" {
+		t.Errorf("hits %v, want open_ticket alone", res.Hits)
+	}
+}

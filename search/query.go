@@ -82,7 +82,12 @@ func (r *BM25F) parseQuery(text string) parsedQuery {
 				pq.slots = append(pq.slots, r.cjkSlots(w.text, required)...)
 				return
 			}
-			pieces := strings.FieldsFunc(w.text, func(r rune) bool { return r == '_' || r == '-' })
+			// Identifiers unsplit (FactorIdentifiers off) are one term,
+			// as the documents index them.
+			pieces := []string{w.text}
+			if !r.an.noSplit {
+				pieces = strings.FieldsFunc(w.text, func(r rune) bool { return r == '_' || r == '-' })
+			}
 			for _, piece := range pieces {
 				parts := r.an.split(piece)
 				if len(parts) > 1 && !r.an.noJoined {
