@@ -28,6 +28,9 @@ func (s *script) install() error {
 	if s.parse, ok = goja.AssertFunction(jsonObj.Get("parse")); !ok {
 		return errors.New("JSON.parse is missing")
 	}
+	if s.arrayIsArray, ok = goja.AssertFunction(vm.Get("Array").ToObject(vm).Get("isArray")); !ok {
+		return errors.New("Array.isArray is missing")
+	}
 	s.errorCtor = vm.Get("Error").ToObject(vm)
 
 	target := vm.NewObject()

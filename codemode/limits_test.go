@@ -228,6 +228,19 @@ func TestValuesTheRunnerWritesAreBounded(t *testing.T) {
 		{name: "99 levels written", code: `let v = 1; for (let i = 0; i < 99; i++) v = [v]; console.log(v); return v;`,
 			log: "[[[[", value: "[\n  [\n"},
 		{name: "circular value", code: `const o = {}; o.self = o; return o;`, err: "circular"},
+		// What stringify writes is what is measured: after toJSON, through
+		// proxies, each getter read once, wrappers as primitives.
+		{name: "getter that overflows the stack", code: `return {get a() { const f = () => f(); return f(); }};`,
+			err: "Maximum call stack size exceeded"},
+		{name: "toJSON returning a deep value", code: deep + `return {toJSON() { return deep; }};`,
+			err: "the script's value is nested deeper than 100 levels"},
+		{name: "toJSON read once", code: deep + `let n = 0; return {toJSON() { return n++ ? deep : 1; }};`, value: "1"},
+		{name: "proxy over a sparse array", code: `return new Proxy(new Array(2 ** 30), {});`, limit: codemode.LimitOutput,
+			err: "it wrote more than 1 MiB of output"},
+		{name: "toJSON that logs", code: `return {toJSON() { console.log({a: [1]}); return {b: [2]}; }};`,
+			log: `{"a":[1]}`, value: "{\n  \"b\": [\n    2"},
+		{name: "string wrapper", code: `return [new String("x".repeat(300000))];`, value: "[\n  \"xxx"},
+		{name: "numbers under the limit", code: `return Array.from({length: 100000}, (_, i) => i % 10);`, value: "[\n  0,\n  1,"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := r.Run(t.Context(), c.code)

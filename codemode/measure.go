@@ -1,9 +1,9 @@
 package codemode
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+	"reflect"
 
 	"github.com/dop251/goja"
 )
@@ -14,9 +14,7 @@ import (
 // nor the memory guard reaches, and its cost grows with the square of the
 // nesting (a check for cycles per level, and, for the indented return
 // value, the indentation of every line): a value nested 200,000 deep
-// ended the process before these bounds. The runner measures a value
-// first, stopping when the script is stopped, and writes it only when it
-// is within them.
+// ended the process before these bounds.
 const (
 	// maxValueDepth is the deepest nesting written.
 	maxValueDepth = 100
@@ -24,134 +22,139 @@ const (
 	maxArgumentBytes = 16 << 20
 )
 
-// Outcomes of measure besides "" (within the bounds).
+// overBound says which bound a value passed.
+type overBound int
+
 const (
-	overDepth = "depth"
-	overBytes = "bytes"
+	withinBounds overBound = iota
+	overDepth              // nested deeper than maxValueDepth
+	overBytes              // its JSON would pass the bytes allowed
 )
 
-// measurer walks one value the way JSON.stringify does: toJSON first,
-// arrays (and typed arrays) by index, other objects by their own
-// enumerable keys, leaving functions, symbols and undefined out of
-// objects. It counts the bytes the JSON would take, indented by step
-// spaces a level, from below: strings without their escapes, numbers as
-// one byte. A value met again on its own path is a cycle, which it leaves
-// to JSON.stringify to report.
-type measurer struct {
+// errOverBound is what the replacer throws to stop JSON.stringify.
+var errOverBound = errors.New("codemode: value over a bound")
+
+// writeJSON writes v as JSON.stringify does, indented by indent spaces a
+// level, within maxValueDepth and maxBytes. A replacer that returns every
+// value as it is sees what stringify writes (after toJSON, through
+// proxies, one read of each getter) and stops it, by throwing, at the
+// first value past a bound or when the script is stopped; the replacer
+// counts the bytes from below (strings without their escapes), so it
+// stops nothing that fits. It returns the text (undefined when stringify
+// writes nothing), or the bound passed, or the error stringify raised.
+func (s *script) writeJSON(v goja.Value, maxBytes, indent int) (goja.Value, overBound, error) {
+	w := &jsonWriter{s: s, maxBytes: maxBytes, indent: indent}
+	// A toJSON or getter may log, which writes JSON inside this write.
+	outer := s.json
+	s.json = w
+	defer func() { s.json = outer }()
+	if s.replacer == nil {
+		s.replacer = s.vm.ToValue(func(call goja.FunctionCall) goja.Value { return s.json.replace(call) })
+	}
+	var space goja.Value = goja.Undefined()
+	if indent > 0 {
+		space = s.vm.ToValue(indent)
+	}
+	j, err := s.stringify(goja.Undefined(), v, s.replacer, space)
+	if w.over != withinBounds {
+		return nil, w.over, nil
+	}
+	if err != nil {
+		if stop := s.stopReason(); stop != nil {
+			return nil, withinBounds, stop
+		}
+		return nil, withinBounds, err
+	}
+	return j, withinBounds, nil
+}
+
+var proxyType = reflect.TypeOf(goja.Proxy{})
+
+// isArray reports whether stringify writes x as an array: an Array, or a
+// proxy whose target is one.
+func (s *script) isArray(x *goja.Object) bool {
+	switch {
+	case x.ClassName() == "Array":
+		return true
+	case x.ExportType() != proxyType:
+		return false
+	}
+	r, err := s.arrayIsArray(goja.Undefined(), x)
+	return err == nil && r.ToBoolean()
+}
+
+// jsonWriter is the state of one writeJSON: its bounds, the objects open
+// around the value being written, outermost first, and the bytes counted.
+type jsonWriter struct {
 	s        *script
 	maxBytes int
-	step     int
+	indent   int
+	holders  []openValue
 	bytes    int
-	nodes    int
-	onPath   map[*goja.Object]bool
+	calls    int
+	over     overBound
 }
 
-// measure reports whether the runner may write v as JSON indented by step
-// spaces a level within maxBytes: "" when it may, overDepth or overBytes
-// when it is over a bound. It returns an error when the script was
-// stopped meanwhile or a getter or toJSON threw.
-func (s *script) measure(v goja.Value, maxBytes, step int) (over string, err error) {
-	if _, ok := v.(*goja.Object); !ok {
-		return "", nil
-	}
-	defer func() {
-		// Reading a property runs getters, toJSON and proxy traps, which
-		// may throw or be interrupted: goja panics with those.
-		switch r := recover().(type) {
-		case nil:
-		case *goja.Exception:
-			err = r
-		case *goja.InterruptedError:
-			err = r
-		default:
-			panic(r)
-		}
-	}()
-	m := measurer{s: s, maxBytes: maxBytes, step: step, onPath: make(map[*goja.Object]bool)}
-	return m.walk(v, "", 0)
+// openValue is an object stringify is writing the members of.
+type openValue struct {
+	obj   *goja.Object
+	array bool // its members are written without keys
 }
 
-func (m *measurer) walk(v goja.Value, key string, depth int) (string, error) {
-	if m.nodes++; m.nodes%1024 == 0 {
+// replace is the replacer's body: it returns every value as it is.
+func (w *jsonWriter) replace(call goja.FunctionCall) goja.Value {
+	val := call.Argument(1)
+	if w.calls++; w.calls%1024 == 0 {
 		select {
-		case <-m.s.stopped:
-			return "", m.s.stopReason()
+		case <-w.s.stopped:
+			panic(w.s.vm.NewGoError(w.s.stopReason()))
 		default:
 		}
 	}
-	obj, ok := v.(*goja.Object)
-	if ok {
-		if fn, isFn := goja.AssertFunction(obj.Get("toJSON")); isFn {
-			r, err := fn(obj, m.s.vm.ToValue(key))
-			if err != nil {
-				return "", err
-			}
-			v = r
-			obj, ok = v.(*goja.Object)
+	// stringify goes depth first: the holder is the innermost open
+	// object once those written since are closed.
+	holder, _ := call.This.(*goja.Object)
+	for n := len(w.holders); n > 0 && !w.holders[n-1].obj.SameAs(holder); n = len(w.holders) {
+		w.holders = w.holders[:n-1]
+	}
+	depth := len(w.holders)
+	inArray := depth > 0 && w.holders[depth-1].array
+	// What JSON leaves out: undefined, functions and symbols are
+	// null in an array and no member at all in an object.
+	_, isFn := goja.AssertFunction(val)
+	_, isSym := val.(*goja.Symbol)
+	switch {
+	case goja.IsUndefined(val) || isFn || isSym:
+		if inArray {
+			w.bytes += 1 + w.indent*depth + 4
+		}
+	default:
+		switch {
+		case depth == 0: // the value itself
+		case inArray:
+			w.bytes += 1 + w.indent*depth // a comma, or the line's indentation
+		default:
+			w.bytes += len(call.Argument(0).String()) + 3 + w.indent*depth // "key":
+		}
+		x, isObj := val.(*goja.Object)
+		str, isStr := val.(goja.String)
+		switch {
+		case isStr:
+			w.bytes += str.Length()
+		case !isObj || x.ClassName() == "String" || x.ClassName() == "Number" || x.ClassName() == "Boolean":
+			w.bytes += len(val.String()) // a primitive, or a wrapper written as one
+		case depth >= maxValueDepth:
+			w.over = overDepth
+			panic(w.s.vm.NewGoError(errOverBound))
+		default:
+			w.holders = append(w.holders, openValue{obj: x, array: w.s.isArray(x)})
 		}
 	}
-	if !ok {
-		if str, isStr := v.(goja.String); isStr {
-			m.bytes += str.Length() + 2
-		} else {
-			m.bytes += 4 // null, true, a number, or null for what JSON leaves out
-		}
-		return "", nil
+	if w.bytes > w.maxBytes {
+		w.over = overBytes
+		panic(w.s.vm.NewGoError(errOverBound))
 	}
-	if _, isFn := goja.AssertFunction(obj); isFn {
-		m.bytes += 4
-		return "", nil
-	}
-	if m.onPath[obj] {
-		return "", nil
-	}
-	if depth >= maxValueDepth {
-		return overDepth, nil
-	}
-	m.onPath[obj] = true
-	m.bytes += 2
-	indent := 0
-	if m.step > 0 {
-		indent = m.step*(depth+1) + 1
-	}
-	if class := obj.ClassName(); strings.HasSuffix(class, "Array") && class != "ArrayBuffer" {
-		n := obj.Get("length").ToInteger()
-		for i := int64(0); i < n; i++ {
-			m.bytes += indent + 1
-			k := strconv.FormatInt(i, 10)
-			if over, err := m.walk(obj.Get(k), k, depth+1); over != "" || err != nil {
-				return over, err
-			}
-			if m.bytes > m.maxBytes {
-				return overBytes, nil
-			}
-		}
-	} else {
-		for _, k := range obj.Keys() {
-			x := obj.Get(k)
-			if x == nil || goja.IsUndefined(x) {
-				continue
-			}
-			if _, isFn := goja.AssertFunction(x); isFn {
-				continue
-			}
-			if _, isSym := x.(*goja.Symbol); isSym {
-				continue
-			}
-			m.bytes += indent + len(k) + 4
-			if over, err := m.walk(x, k, depth+1); over != "" || err != nil {
-				return over, err
-			}
-			if m.bytes > m.maxBytes {
-				return overBytes, nil
-			}
-		}
-	}
-	delete(m.onPath, obj)
-	if m.bytes > m.maxBytes {
-		return overBytes, nil
-	}
-	return "", nil
+	return val
 }
 
 // tooDeep says what is wrong with a value nested past maxValueDepth.

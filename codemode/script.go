@@ -34,8 +34,10 @@ type script struct {
 	vm *goja.Runtime
 	// Host functions captured before the script runs, which it may
 	// replace for itself.
-	stringify, parse goja.Callable
-	errorCtor        *goja.Object
+	stringify, parse, arrayIsArray goja.Callable
+	replacer                       goja.Value  // writeJSON's, made at its first use
+	json                           *jsonWriter // the write in progress
+	errorCtor                      *goja.Object
 
 	stopOnce sync.Once
 	stopped  chan struct{} // closed by stop
@@ -280,23 +282,19 @@ func (s *script) setValue(v goja.Value) error {
 	if str, ok := primitiveString(v); ok {
 		text = str
 	} else {
-		switch over, err := s.measure(v, s.limits.Output-s.outBytes, 2); {
-		case err != nil:
-			return err
-		case over == "depth":
+		j, over, err := s.writeJSON(v, s.limits.Output-s.outBytes, 2)
+		switch {
+		case over == overDepth:
 			s.res.Err = &ScriptError{Message: tooDeep("the script's value")}
 			return nil
-		case over == "bytes":
+		case over == overBytes:
 			s.output(s.limits.Output + 1)
 			return nil
-		}
-		j, err := s.stringify(goja.Undefined(), v, goja.Null(), s.vm.ToValue(2))
-		if err != nil {
+		case err != nil:
 			return err
-		}
-		if goja.IsUndefined(j) {
+		case goja.IsUndefined(j):
 			text = v.String()
-		} else {
+		default:
 			text = j.String()
 		}
 	}
@@ -347,15 +345,13 @@ func (s *script) showWithin(v goja.Value, maxBytes int) (string, bool) {
 		return str, true
 	}
 	if _, ok := v.(*goja.Object); ok {
-		switch over, err := s.measure(v, maxBytes, 0); {
-		case err != nil:
-			return "[a value that could not be shown]", true
-		case over == "depth":
+		j, over, err := s.writeJSON(v, maxBytes, 0)
+		switch {
+		case over == overDepth:
 			return fmt.Sprintf("[a value nested deeper than %d levels]", maxValueDepth), true
-		case over == "bytes":
+		case over == overBytes:
 			return "[a value too long to show]", false
-		}
-		if j, err := s.stringify(goja.Undefined(), v); err == nil && !goja.IsUndefined(j) {
+		case err == nil && !goja.IsUndefined(j):
 			return j.String(), true
 		}
 	}
@@ -394,16 +390,13 @@ func (s *script) arguments(t tool.Tool, arg goja.Value) ([]byte, error) {
 	if !ok || obj.ClassName() == "Array" || obj.ClassName() == "Function" {
 		return nil, fmt.Errorf("tools.%s takes one object of arguments, such as tools.%[1]s({...}); got %s", Identifier(t.Name), s.show(arg))
 	}
-	switch over, err := s.measure(obj, maxArgumentBytes, 0); {
-	case err != nil:
-		return nil, fmt.Errorf("the arguments of tools.%s cannot be written as JSON: %v", Identifier(t.Name), err)
-	case over == "depth":
+	j, over, err := s.writeJSON(obj, maxArgumentBytes, 0)
+	switch {
+	case over == overDepth:
 		return nil, errors.New(tooDeep("the argument of tools." + Identifier(t.Name)))
-	case over == "bytes":
+	case over == overBytes:
 		return nil, fmt.Errorf("the arguments of tools.%s are over %s as JSON; pass less in one call", Identifier(t.Name), byteSize(maxArgumentBytes))
-	}
-	j, err := s.stringify(goja.Undefined(), obj)
-	if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("the arguments of tools.%s cannot be written as JSON: %v", Identifier(t.Name), err)
 	}
 	return []byte(j.String()), nil
