@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -228,7 +229,11 @@ func connectError(s *server, err error) error {
 		var pe *fs.PathError
 		switch {
 		case errors.As(err, &pe) && pe.Op == "chdir":
-			fix = fmt.Sprintf("its working folder %s cannot be entered; fix \"cwd\" (a relative one is taken from the servers file's folder)", pe.Path)
+			fix = cwdFix(pe.Path)
+		case s.cfg.Cwd != "" && !isDir(s.cfg.Cwd):
+			// Started in a process group of its own, a server whose
+			// folder is missing fails as fork/exec, not as chdir.
+			fix = cwdFix(s.cfg.Cwd)
 		case errors.Is(err, exec.ErrNotFound):
 			fix = fmt.Sprintf("install %q or write its full path in \"command\"", s.cfg.Command)
 		case errors.Is(err, fs.ErrNotExist) && s.cfg.File != "":
@@ -244,6 +249,17 @@ func connectError(s *server, err error) error {
 		return fmt.Errorf("cannot connect to %s: %w", s.describe(), err)
 	}
 	return fmt.Errorf("cannot connect to %s: %w; %s", s.describe(), err, fix)
+}
+
+// cwdFix says what to do about a working folder that cannot be entered.
+func cwdFix(dir string) string {
+	return fmt.Sprintf("its working folder %s cannot be entered; fix \"cwd\" (a relative one is taken from the servers file's folder)", dir)
+}
+
+// isDir reports whether path is a folder.
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
 
 // open makes one connection attempt.

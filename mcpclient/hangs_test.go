@@ -148,6 +148,18 @@ func TestSearchNotesKeepTheConfigurationOut(t *testing.T) {
 // logged as a warning (before, "connection failed … context canceled;
 // check that … starts an MCP server" blamed a correct configuration).
 func TestStopWhileConnectingIsNoFailure(t *testing.T) {
+	t.Run("close before start", func(t *testing.T) {
+		f := newFixture(t, ServerConfig{Name: "slow", Type: "stdio", Command: "mcp-server-slow"})
+		if err := f.m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if st := f.status("slow"); st.State != Failed || !errors.Is(st.Err, ErrStopped) {
+			t.Errorf("closed before Start: %s, %v; want failed with ErrStopped", st.State, st.Err)
+		}
+		if notes := f.m.SearchNotes(f.ctx()); len(notes) != 0 {
+			t.Errorf("search notes %q, want none", notes)
+		}
+	})
 	for _, how := range []string{"close", "context"} {
 		t.Run(how, func(t *testing.T) {
 			f := newFixture(t, ServerConfig{Name: "slow", Type: "stdio", Command: "mcp-server-slow"})

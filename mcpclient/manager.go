@@ -265,7 +265,7 @@ func (m *Manager) Close() error {
 	var conns []*conn
 	for _, s := range m.servers {
 		if !m.started && s.state == Connecting {
-			s.state, s.err = Failed, errClosed
+			s.state, s.err = Failed, ErrStopped
 			close(s.ready)
 		}
 		if s.conn != nil {
@@ -513,9 +513,11 @@ func (m *Manager) WaitDirect(ctx context.Context, max time.Duration, named ...st
 // its tools: the pattern's text before its first * and the server's
 // mcp__<server>__ prefix agree as far as both go.
 func (s *server) mayProvide(pattern string) bool {
-	lit, _, _ := strings.Cut(strings.ToLower(pattern), "*")
+	lit, _, wild := strings.Cut(strings.ToLower(pattern), "*")
 	prefix := strings.ToLower(tool.NamespaceName(s.cfg.Name) + "__")
-	return strings.HasPrefix(lit, prefix) || strings.HasPrefix(prefix, lit)
+	// A name without * must start with the server's prefix; one with *
+	// may also end its literal part inside the prefix (mcp__my*).
+	return strings.HasPrefix(lit, prefix) || (wild && strings.HasPrefix(prefix, lit))
 }
 
 // NeedsSearch reports whether some enabled server has tools that wait on the

@@ -22,7 +22,7 @@ func (m *Manager) SearchNotes(context.Context) []string {
 	for _, s := range m.servers {
 		switch s.state {
 		case Failed:
-			if errors.Is(s.err, errClosed) || errors.Is(s.err, ErrStopped) {
+			if errors.Is(s.err, ErrStopped) {
 				continue
 			}
 			out = append(out, fmt.Sprintf("MCP server %q failed to connect (%s); its tools cannot be searched or called.",

@@ -217,6 +217,27 @@ func TestStdioRelativeCommandNamesWhatWasTried(t *testing.T) {
 	}
 }
 
+// TestStdioMissingCwdIsBlamedOnTheFolder: a server whose working folder
+// does not exist fails naming the folder, not its command (in a process
+// group of its own, the failure arrives as fork/exec, not chdir).
+func TestStdioMissingCwdIsBlamedOnTheFolder(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no", "such")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustManager(t, &Config{Servers: []ServerConfig{{Name: "cwd", Type: "stdio", Command: exe, Cwd: missing}}})
+	defer m.Close()
+	m.Start(t.Context())
+	if err := m.WaitAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st := m.Servers()[0]
+	if want := "its working folder " + missing + " cannot be entered"; st.State != Failed || st.Err == nil || !strings.Contains(st.Err.Error(), want) {
+		t.Errorf("status %s, %v; want failed, saying %q", st.State, st.Err, want)
+	}
+}
+
 // TestStdioServerHasItsOwnProcessGroup: a stdio server leads a process
 // group of its own, so the SIGINT a terminal sends its foreground group on
 // Ctrl-C reaches toolshelf, not the server.

@@ -226,6 +226,7 @@ func TestMayProvide(t *testing.T) {
 		"mcp__memory__read_graph":    false,
 		"mcp__my_memory_x__read":     false,
 		"tool_search":                false,
+		"mcp__my":                    false, // a whole name, not a prefix
 	} {
 		if got := s.mayProvide(pattern); got != want {
 			t.Errorf("mayProvide(%q) = %v, want %v", pattern, got, want)
