@@ -190,12 +190,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	work := newWorkModel(cfg, servers)
-	progress := Progress{Total: len(jobs) * len(cfg.Tasks)}
-	for _, j := range jobs {
-		for _, t := range cfg.Tasks {
-			progress.Work += work.task(j.strategy, j.class, t)
-		}
-	}
+	progress := Progress{Total: len(jobs) * len(cfg.Tasks), Work: work.total(cfg)}
 	var progressMu sync.Mutex
 	tick := func(s Strategy, c llm.ToolSupport, t Task) {
 		if cfg.Progress == nil {

@@ -47,7 +47,11 @@ func Estimate(cfg Config) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	w := newWorkModel(cfg, servers)
+	return newWorkModel(cfg, servers).total(cfg), nil
+}
+
+// total is the estimated cost of every task run of cfg.
+func (w workModel) total(cfg Config) float64 {
 	total := 0.0
 	for _, s := range cfg.Strategies {
 		for _, c := range cfg.Classes {
@@ -56,7 +60,7 @@ func Estimate(cfg Config) (float64, error) {
 			}
 		}
 	}
-	return total, nil
+	return total
 }
 
 // workModel weighs task runs.

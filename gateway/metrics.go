@@ -3,8 +3,6 @@ package gateway
 import (
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/tokens"
 )
@@ -23,16 +21,7 @@ func (g *Gateway) record(s Surface, called string, inner ...codemode.Call) {
 		rec.Inner = append(rec.Inner, c.Tool)
 		rec.InnerTokens += c.ResultTokens
 	}
-	var tools []*mcp.Tool
-	switch s {
-	case Direct:
-		tools = g.direct.tools()
-	case Codemode:
-		tools = g.codemodeTools()
-	default:
-		tools = metaTools()
-	}
-	for _, t := range tools {
+	for _, t := range g.Tools(s) {
 		n := counter.Tool(declaration(t))
 		rec.Declared = append(rec.Declared, t.Name)
 		rec.DeclaredTokens = append(rec.DeclaredTokens, n)

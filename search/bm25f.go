@@ -134,6 +134,16 @@ var builtinTables = sync.OnceValues(func() (*lexicon, error) {
 	return parseLexicon(bilingualText)
 })
 
+// builtinGroups are the embedded synonym and alias tables, parsed once.
+var builtinGroups = sync.OnceValues(func() ([2][][]string, error) {
+	synonyms, err := ParseSynonyms(strings.NewReader(synonymsText))
+	if err != nil {
+		return [2][][]string{}, err
+	}
+	aliases, err := ParseSynonyms(strings.NewReader(aliasesText))
+	return [2][][]string{synonyms, aliases}, err
+})
+
 // NewBM25F returns an empty toolshelf ranker. opts may be nil.
 func NewBM25F(opts *Options) (*BM25F, error) {
 	var o Options
@@ -163,15 +173,13 @@ func NewBM25F(opts *Options) (*BM25F, error) {
 	if off.Has(FactorBilingual) {
 		an.bilingual = &lexicon{entries: map[string][][]string{}}
 	}
-	groups, err := ParseSynonyms(strings.NewReader(synonymsText))
+	tables, err := builtinGroups()
 	if err != nil {
 		return nil, err
 	}
-	groups = append(groups, o.Synonyms...)
-	aliases, err := ParseSynonyms(strings.NewReader(aliasesText))
-	if err != nil {
-		return nil, err
-	}
+	// A copy: the parsed table is shared by every ranker.
+	groups := append(slices.Clip(tables[0]), o.Synonyms...)
+	aliases := tables[1]
 	if off.Has(FactorSynonyms) {
 		groups = nil
 	}

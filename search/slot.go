@@ -26,6 +26,7 @@ type groupTerm struct {
 	term   string
 	weight float64
 	list   []posting
+	df     float64 // the candidates that contain the term
 }
 
 type phrasePlan struct {
@@ -80,6 +81,7 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 		if f <= 0 {
 			continue
 		}
+		g.df = f
 		kept = append(kept, g)
 		keptUsed = append(keptUsed, usedTerms[i])
 		anyDF = max(anyDF, f)
@@ -103,7 +105,7 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 				continue
 			}
 			g := &p.group[i]
-			if idf := bm25IDF(n, float64(c.df(g.term, g.list))); idf < p.groupIDF {
+			if idf := bm25IDF(n, g.df); idf < p.groupIDF {
 				g.weight *= idf / p.groupIDF
 			}
 		}

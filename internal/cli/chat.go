@@ -35,7 +35,7 @@ printed at the start.`,
 			e2.ctx = e.term
 			input := lineReader(e.stdin, e.stdout)
 			defer input.close()
-			if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			if e.stderrTerminal {
 				// Warnings arrive while the prompt waits for a line.
 				e2.stderr = input.around(e.stderr)
 			}

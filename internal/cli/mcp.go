@@ -36,13 +36,10 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 	cmd.PersistentFlags().StringVar(&file, "mcp", "", "MCP servers file (mcpServers format)")
 	cmd.PersistentFlags().DurationVar(&wait, "wait", 30*time.Second, "how long to wait for servers to connect")
 	connect := func() (*toolshelf.Shelf, error) {
-		path, err := findMCPFile(file)
+		// Nothing to check is a failure of the check.
+		path, err := requireMCPFile(file)
 		if err != nil {
 			return nil, err
-		}
-		if path == "" {
-			// Nothing to check is a failure of the check.
-			return nil, errors.New(noServersFile())
 		}
 		shelf, err := toolshelf.New(e.ctx, toolshelf.Config{MCPFile: path,
 			Logger: e.logger(false), ClientName: "toolshelf", ClientVersion: version()})

@@ -328,11 +328,11 @@ func (r *agentRun) serversFile(sc *toolshelf.SessionConfig) (string, error) {
 			printf(r.e.stderr, "toolshelf: warning: the session ran with the servers file %s, which cannot be read now (%v); --mcp FILE names the one to use\n", recorded, unwrapPath(statErr))
 		}
 	}
-	path, err := findMCPFile("")
-	if path == "" && err == nil {
+	path := findMCPFile("")
+	if path == "" {
 		printLine(r.e.stderr, "toolshelf: "+noServersFile()+"; running without MCP tools")
 	}
-	return path, err
+	return path, nil
 }
 
 // warnMissingServers tells the person, when a resumed session declared
@@ -369,16 +369,25 @@ func mcpCandidates() []string {
 
 // findMCPFile returns the MCP servers file: path (--mcp) when set, else the
 // first of mcpCandidates that exists; "" when there is none.
-func findMCPFile(path string) (string, error) {
+func findMCPFile(path string) string {
 	if path != "" {
-		return path, nil
+		return path
 	}
 	for _, c := range mcpCandidates() {
 		if _, err := os.Stat(c); err == nil {
-			return c, nil
+			return c
 		}
 	}
-	return "", nil
+	return ""
+}
+
+// requireMCPFile is findMCPFile for the commands that need a servers
+// file: none is an error that says where toolshelf looked.
+func requireMCPFile(path string) (string, error) {
+	if path = findMCPFile(path); path == "" {
+		return "", errors.New(noServersFile())
+	}
+	return path, nil
 }
 
 // noServersFile says that no servers file was found, where toolshelf
@@ -439,15 +448,7 @@ func (r *agentRun) prompt(ctx context.Context, text string) error {
 
 // activates reports whether the --tools patterns activate the named tool.
 func activates(spec, name string) bool {
-	for _, item := range splitList(spec) {
-		if item[0] == '-' {
-			continue
-		}
-		if provider.Match(strings.TrimPrefix(item, "+"), name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(activatedPatterns(spec), func(p string) bool { return provider.Match(p, name) })
 }
 
 // noServers returns the error of a run that answered although every

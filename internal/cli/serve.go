@@ -51,12 +51,9 @@ is appended to the metrics log (read it with toolshelf stats).`,
 			if err != nil {
 				return usagef("--surface: %v", err)
 			}
-			path, err := findMCPFile(mcpFile)
+			path, err := requireMCPFile(mcpFile)
 			if err != nil {
 				return err
-			}
-			if path == "" {
-				return errors.New(noServersFile())
 			}
 			cfg, err := mcpclient.LoadConfig(path)
 			if err != nil {
