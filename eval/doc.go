@@ -1,6 +1,7 @@
 // Package eval measures tool retrieval: it runs labeled queries against a
 // ranker over a shelf of tools and reports recall@k, MRR@10 and nDCG@10,
-// overall, per language and per query kind.
+// overall, per language, per query kind and per length. A labeled tool the
+// shelf lacks makes its query a miss and is named in the report.
 //
 // Labeled queries are JSON Lines:
 //
@@ -18,4 +19,10 @@
 // tools and queries written by others as well as our own. Task files (the
 // benchmark's format) are read as the labeled queries of their steps
 // ([ReadTaskQueries]).
+//
+// Every set splits into a fit half and a test half ([InFitHalf]).
+// [FitSuite] fits the default ranker's parameters on the fit halves, one
+// fold per left-out set, and judges every factor on the left-out sets
+// ([FactorVerdict]); `toolshelf eval --fit` writes the result as the
+// search package's embedded weights file.
 package eval

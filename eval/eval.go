@@ -140,21 +140,21 @@ func NewShelf(reg *tool.Registry) *Shelf {
 }
 
 // resolve maps every query's labels to model-facing names.
-func (s *Shelf) resolve(qs []Query) ([][]string, error) {
+func (s *Shelf) resolve(qs []Query) ([][]string, []error) {
 	out := make([][]string, len(qs))
-	var errs []error
+	var missing []error
 	for i, q := range qs {
 		for _, o := range q.Relevant {
 			name, ok := s.byName[o]
 			if !ok {
-				errs = append(errs, fmt.Errorf("query %s: unknown tool %s: no loaded catalog has server %q with tool %q",
-					q.ID, o, o.Server, o.Tool))
+				missing = append(missing, fmt.Errorf("query %s: labeled tool %s is not on the shelf (refused or missing from the catalogs); the query can only miss it",
+					q.ID, o))
 				continue
 			}
 			out[i] = append(out[i], name)
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, missing
 }
 
 // Metrics are retrieval scores over a set of queries.
@@ -190,11 +190,46 @@ type Report struct {
 	Ranker string `json:"ranker"`
 	// Overall sums up every query.
 	Overall Metrics `json:"overall"`
-	// ByLang and ByKind sum up the queries of each language and kind.
-	ByLang map[string]Metrics `json:"by_lang"`
-	ByKind map[string]Metrics `json:"by_kind"`
+	// ByLang and ByKind sum up the queries of each language and kind,
+	// ByLength those of each [LengthKind].
+	ByLang   map[string]Metrics `json:"by_lang"`
+	ByKind   map[string]Metrics `json:"by_kind"`
+	ByLength map[string]Metrics `json:"by_length"`
 	// Queries lists how each query fared, in file order.
 	Queries []QueryResult `json:"queries"`
+	// Unlabeled names the labeled tools the shelf lacks, one line each.
+	Unlabeled []string `json:"unlabeled,omitempty"`
+}
+
+// Query lengths, as [LengthKind] names them.
+const (
+	// LengthShort is a query of at most [ShortWords] words: what a model
+	// types into a search box.
+	LengthShort = "short"
+	// LengthLong is a longer query: a user's request.
+	LengthLong = "long"
+)
+
+// ShortWords is the most words of a short query.
+const ShortWords = 6
+
+// LengthKind classes a query by its number of space-separated words; a
+// CJK query counts its characters by two, about one word per two.
+func LengthKind(q string) string {
+	n := 0
+	for _, w := range strings.Fields(q) {
+		cjk := 0
+		for _, r := range w {
+			if r >= 0x2E80 {
+				cjk++
+			}
+		}
+		n += max(1, (cjk+1)/2)
+	}
+	if n <= ShortWords {
+		return LengthShort
+	}
+	return LengthLong
 }
 
 // Depth is how many hits are ranked per query: the deepest recall@k
@@ -212,15 +247,17 @@ const topShown = 5
 
 // Evaluate indexes the shelf in ranker (which should be empty) and runs
 // every query, returning recall@k for each k, MRR@10 and nDCG@10 overall,
-// per language and per kind. A query naming a tool that is not on the shelf is
-// an error that names it.
+// per language, per kind and per length. A labeled tool that is not on the
+// shelf (the catalog's server refused it, or no catalog has it) cannot be
+// found: its query counts what the other labels earn, a miss when it has
+// none, and the report names it in Unlabeled.
 func Evaluate(ranker search.Ranker, shelf *Shelf, qs []Query, ks []int) (*Report, error) {
-	relevant, err := shelf.resolve(qs)
-	if err != nil {
-		return nil, err
-	}
+	relevant, missing := shelf.resolve(qs)
 	ranker.Add(shelf.Docs...)
-	rep := &Report{Ranker: ranker.Name(), ByLang: map[string]Metrics{}, ByKind: map[string]Metrics{}}
+	rep := &Report{Ranker: ranker.Name(), ByLang: map[string]Metrics{}, ByKind: map[string]Metrics{}, ByLength: map[string]Metrics{}}
+	for _, m := range missing {
+		rep.Unlabeled = append(rep.Unlabeled, m.Error())
+	}
 	type acc struct {
 		n        int
 		hits     map[int]int
@@ -269,6 +306,7 @@ func Evaluate(ranker search.Ranker, shelf *Shelf, qs []Query, ks []int) (*Report
 		if q.Kind != "" {
 			add("kind:"+q.Kind, hitK, rr, nd)
 		}
+		add("len:"+LengthKind(q.Query), hitK, rr, nd)
 		rep.Queries = append(rep.Queries, QueryResult{ID: q.ID, Lang: q.Lang, Kind: q.Kind, Rank: rank,
 			Top: names[:min(len(names), topShown)]})
 	}
@@ -285,6 +323,8 @@ func Evaluate(ranker search.Ranker, shelf *Shelf, qs []Query, ks []int) (*Report
 			rep.Overall = metrics(a)
 		case strings.HasPrefix(key, "lang:"):
 			rep.ByLang[strings.TrimPrefix(key, "lang:")] = metrics(a)
+		case strings.HasPrefix(key, "len:"):
+			rep.ByLength[strings.TrimPrefix(key, "len:")] = metrics(a)
 		default:
 			rep.ByKind[strings.TrimPrefix(key, "kind:")] = metrics(a)
 		}

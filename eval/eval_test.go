@@ -103,15 +103,24 @@ func TestEvaluateMetrics(t *testing.T) {
 	}
 }
 
+// A labeled tool the shelf lacks makes its query a miss and is named in
+// the report; it does not abort the evaluation.
 func TestEvaluateNamesUnknownTools(t *testing.T) {
-	qs := []eval.Query{{ID: "q9", Query: "x", Relevant: []tool.Origin{{Server: "s", Tool: "zulu"}, {Server: "other", Tool: "alpha"}}}}
-	_, err := eval.Evaluate(search.NewPI(), shelf(t), qs, []int{1})
-	if err == nil {
-		t.Fatal("no error")
+	qs := []eval.Query{
+		{ID: "q9", Query: "x", Relevant: []tool.Origin{{Server: "s", Tool: "zulu"}, {Server: "other", Tool: "alpha"}}},
+		{ID: "q10", Query: "alpha", Relevant: []tool.Origin{{Server: "s", Tool: "alpha"}}},
 	}
-	for _, want := range []string{"query q9: unknown tool s/zulu", "query q9: unknown tool other/alpha"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q: %v", want, err)
+	rep, err := eval.Evaluate(search.NewPI(), shelf(t), qs, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Overall.N != 2 || rep.Queries[0].Rank != 0 {
+		t.Errorf("n %d, q9 rank %d: want 2 queries, q9 a miss", rep.Overall.N, rep.Queries[0].Rank)
+	}
+	got := strings.Join(rep.Unlabeled, "\n")
+	for _, want := range []string{"query q9: labeled tool s/zulu is not on the shelf", "query q9: labeled tool other/alpha is not on the shelf"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("unlabeled lacks %q: %v", want, got)
 		}
 	}
 }

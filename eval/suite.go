@@ -173,7 +173,8 @@ type LoadedSet struct {
 }
 
 // Load reads the set's catalogs (builtin registers the built-in one) and
-// queries, and checks that every label names a tool on the shelf.
+// queries. A label that names no tool on the shelf is a warning, not an
+// error: its query can only miss it.
 func (s Set) Load(builtin Builtin) (*LoadedSet, error) {
 	reg := tool.NewRegistry()
 	namer := tool.NewNamer()
@@ -229,9 +230,8 @@ func (s Set) Load(builtin Builtin) (*LoadedSet, error) {
 			return nil, err
 		}
 	}
-	if _, err := ls.Shelf.resolve(ls.Queries); err != nil {
-		return nil, fmt.Errorf("set %s: %w", s.Name, err)
-	}
+	_, missing := ls.Shelf.resolve(ls.Queries)
+	ls.Warnings = append(ls.Warnings, missing...)
 	return ls, nil
 }
 
@@ -338,17 +338,56 @@ type Ranking struct {
 	// Name names the configuration in reports, such as "toolshelf",
 	// "pi" or "-synonyms".
 	Name string
-	// New returns an empty ranker.
-	New func() (search.Ranker, error)
+	// New returns an empty ranker for the named set; nil (with no
+	// error) when the configuration has none for it, as a
+	// leave-one-set-out fold has none for a set it was not fitted
+	// without.
+	New func(set string) (search.Ranker, error)
 }
+
+// Names of the suite's extra rankings.
+const (
+	// RankingBase is the default ranker with every factor off: the
+	// reference's BM25 over toolshelf's index.
+	RankingBase = "base"
+	// RankingFold is, on each set, the default ranker with the
+	// parameters fitted without that set.
+	RankingFold = "left-out"
+)
 
 // Rankings returns the default ranker and the reference, in that order;
 // opts configures the default one and may be nil.
 func Rankings(opts *search.Options) []Ranking {
 	return []Ranking{
-		{Name: search.ModeToolshelf, New: func() (search.Ranker, error) { return search.New(search.ModeToolshelf, opts) }},
-		{Name: search.ModePI, New: func() (search.Ranker, error) { return search.New(search.ModePI, nil) }},
+		{Name: search.ModeToolshelf, New: func(string) (search.Ranker, error) { return search.New(search.ModeToolshelf, opts) }},
+		{Name: search.ModePI, New: func(string) (search.Ranker, error) { return search.New(search.ModePI, nil) }},
 	}
+}
+
+// BaseRanking returns the default ranker with every factor off
+// ([RankingBase]).
+func BaseRanking() Ranking {
+	return Ranking{Name: RankingBase, New: func(string) (search.Ranker, error) {
+		return search.New(search.ModeToolshelf, &search.Options{Disable: search.FactorsAll})
+	}}
+}
+
+// FoldRanking returns, for each set, the default ranker with the
+// parameters the weights file fitted without that set ([RankingFold]);
+// opts (which may be nil) configures the rest.
+func FoldRanking(w search.Weights, opts *search.Options) Ranking {
+	return Ranking{Name: RankingFold, New: func(set string) (search.Ranker, error) {
+		p, ok := w.Folds[set]
+		if !ok {
+			return nil, nil
+		}
+		o := search.Options{}
+		if opts != nil {
+			o = *opts
+		}
+		o.Params = &p
+		return search.New(search.ModeToolshelf, &o)
+	}}
 }
 
 // Ablations returns, for each factor, the default ranker with that factor
@@ -360,11 +399,13 @@ func Ablations(opts *search.Options) []Ranking {
 		if opts != nil {
 			o = *opts
 		}
-		if o.Disable.Has(f) {
+		if o.Disable.Has(f) || search.DefaultDisable().Has(f) {
 			continue
 		}
 		o.Disable |= f
-		out = append(out, Ranking{Name: "-" + f.String(), New: func() (search.Ranker, error) { return search.New(search.ModeToolshelf, &o) }})
+		out = append(out, Ranking{Name: "-" + f.String(), New: func(string) (search.Ranker, error) {
+			return search.New(search.ModeToolshelf, &o)
+		}})
 	}
 	return out
 }
@@ -376,14 +417,15 @@ type SetReport struct {
 	// Tools is the number of tools searched.
 	Tools int `json:"tools"`
 	// Reports holds one report per ranking, in the order given; each
-	// report's Ranker is the ranking's name.
+	// report's Ranker is the ranking's name. A ranking with no ranker
+	// for the set has a nil report.
 	Reports []*Report `json:"reports"`
 }
 
 // Report returns the report of the named ranking, nil if none.
 func (r *SetReport) Report(ranking string) *Report {
 	for _, rep := range r.Reports {
-		if rep.Ranker == ranking {
+		if rep != nil && rep.Ranker == ranking {
 			return rep
 		}
 	}
@@ -405,8 +447,8 @@ func RunSuite(sets []*LoadedSet, rankings []Ranking, ks []int) ([]*SetReport, er
 	for range min(runtime.GOMAXPROCS(0), len(errs)) {
 		wg.Go(func() {
 			for j := range jobs {
-				r, err := rankings[j.ranking].New()
-				if err == nil {
+				r, err := rankings[j.ranking].New(sets[j.set].Name)
+				if err == nil && r != nil {
 					var rep *Report
 					if rep, err = Evaluate(r, sets[j.set].Shelf, sets[j.set].Queries, ks); err == nil {
 						rep.Ranker = rankings[j.ranking].Name

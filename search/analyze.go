@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
+
+	"github.com/toolshelf/toolshelf/internal/reftext"
 )
 
 // stopWords are dropped by the toolshelf analyser, in documents and
@@ -37,35 +39,49 @@ func makeSet(words string) map[string]bool {
 // maxStemCache bounds the stem cache; it is cleared when full.
 const maxStemCache = 1 << 18
 
-// stemmer stems English words with Porter2 (Snowball English) and caches
-// the results. It is safe for concurrent use.
+// stemmer reduces English words to index terms with the reference's light
+// plural stemmer (after dropping the plural s of short abbreviations, PRs),
+// and gives each term its Porter2 (Snowball English) stem, which groups
+// the index's terms into the families a query's word also matches
+// ([FactorStemming]). Porter2 stems are cached. It is safe for concurrent
+// use.
 type stemmer struct {
-	off   bool         // FactorStemming off: words are kept as they are
+	ref   bool         // FactorStemming off: the reference's stemmer alone
 	mu    sync.RWMutex // guards cache
 	cache map[string]string
 }
 
 func newStemmer() *stemmer { return &stemmer{cache: make(map[string]string)} }
 
+// stem returns a word's index term.
 func (s *stemmer) stem(w string) string {
-	if s.off || !isASCIIWord(w) {
-		return w
+	if s.ref {
+		return reftext.Stem(w)
+	}
+	return reftext.Stem(abbreviationSingular(w))
+}
+
+// family returns the Porter2 stem of an index term: the key of the terms
+// that share it (create, created, creating, creation).
+func (s *stemmer) family(t string) string {
+	if !isASCIIWord(t) {
+		return t
 	}
 	s.mu.RLock()
-	st, ok := s.cache[w]
+	st, ok := s.cache[t]
 	s.mu.RUnlock()
 	if ok {
 		return st
 	}
-	st = english.Stem(w, true)
+	st = english.Stem(t, true)
 	if st == "" {
-		st = w
+		st = t
 	}
 	s.mu.Lock()
 	if len(s.cache) >= maxStemCache {
 		clear(s.cache)
 	}
-	s.cache[w] = st
+	s.cache[t] = st
 	s.mu.Unlock()
 	return st
 }
@@ -249,22 +265,22 @@ func splitIdentifierRunes(w string) []string {
 type analyzer struct {
 	stem      *stemmer
 	bilingual *lexicon
-	// stops are the words dropped; nil drops none.
-	stops map[string]bool
-	// noSplit keeps identifiers whole (FactorIdentifiers off), noJoined
-	// leaves out their joined forms (FactorJoined off), noBigrams keeps a
-	// CJK run as one term (FactorBigrams off).
-	noSplit, noJoined, noBigrams bool
+	// stops are the words dropped; refStops (FactorStopWords off) means
+	// they are the reference's, and one-letter words are kept as the
+	// reference keeps them.
+	stops    map[string]bool
+	refStops bool
+	// noJoined leaves out the joined forms of identifiers (FactorJoined
+	// off), noBigrams keeps a CJK run as one term (FactorBigrams off).
+	noJoined, noBigrams bool
+	// refWords splits words outside CJK runs as the reference does
+	// (FactorIdentifiers off): at camel-case boundaries and every
+	// character outside a-z and 0-9.
+	refWords bool
 }
 
-// split returns a word's identifier parts, or the word itself in lower
-// case when identifiers are not split.
-func (a *analyzer) split(w string) []string {
-	if a.noSplit {
-		return []string{strings.ToLower(w)}
-	}
-	return splitIdentifier(w)
-}
+// split returns a word's identifier parts in lower case.
+func (a *analyzer) split(w string) []string { return splitIdentifier(w) }
 
 // bigrams appends the bigrams of a CJK run, or the run itself when runs
 // are not split.
@@ -300,6 +316,14 @@ func (a *analyzer) terms(text string, out []string, joined bool) []string {
 			out = a.cjkDocTerms(w.text, out)
 			return
 		}
+		if a.refWords {
+			for _, p := range piWords(w.text) {
+				if t, ok := a.word(p); ok {
+					out = append(out, t)
+				}
+			}
+			return
+		}
 		parts := a.split(w.text)
 		for _, p := range parts {
 			if t, ok := a.word(p); ok {
@@ -321,13 +345,13 @@ func (a *analyzer) compound(parts []string) string {
 // word normalises one lowercase word part: stop words and one-letter ASCII
 // words are dropped (digits are kept), the rest is stemmed.
 func (a *analyzer) word(p string) (string, bool) {
-	if len(p) < 2 && !(len(p) == 1 && p[0] >= '0' && p[0] <= '9') {
+	if len(p) < 2 && !a.refStops && !(len(p) == 1 && p[0] >= '0' && p[0] <= '9') {
 		return "", false
 	}
-	if a.stops[p] {
+	if p == "" || a.stops[p] {
 		return "", false
 	}
-	return a.stem.stem(abbreviationSingular(p)), true
+	return a.stem.stem(p), true
 }
 
 // abbreviationSingular drops the plural s of a short abbreviation without

@@ -2,7 +2,7 @@ package search
 
 import (
 	"fmt"
-	"math"
+
 	"math/bits"
 	"slices"
 	"strings"
@@ -12,54 +12,13 @@ import (
 
 // Fields of a toolshelf document.
 const (
-	fieldName   = iota // the tool's own name, split into words
-	fieldLead          // the description's first sentence
-	fieldBody          // the rest of the description
-	fieldParams        // parameter names, descriptions and enum values
-	fieldServer        // the namespace's short name (the server)
+	fieldName       = iota // the tool's own name, split into words
+	fieldLead              // the description's first sentence
+	fieldBody              // the rest of the description
+	fieldParams            // parameter names, descriptions and enum values
+	fieldServer            // the namespace's short name (the server)
+	fieldServerText        // the namespace's description and instructions
 	numFields
-)
-
-// defaultFieldB are the BM25F length normalisations: none for the server
-// name, which is the same for all of a server's tools, most for long free
-// text.
-var defaultFieldB = [maxFields]float64{fieldName: 0.5, fieldLead: 0.5, fieldBody: 0.8, fieldParams: 0.8, fieldServer: 0}
-
-// FieldWeights are the BM25F weights of a tool's fields: how much a word
-// counts in each.
-type FieldWeights struct {
-	// Name is the tool's own name, split into words.
-	Name float64
-	// Lead is the first sentence of the description.
-	Lead float64
-	// Body is the rest of the description.
-	Body float64
-	// Params is the parameter names, descriptions and enum values.
-	Params float64
-	// Server is the server's name. The server's description and
-	// instructions are not indexed: on every measured catalog they earned
-	// nothing (descriptions are a server's topic or its usage prose, which
-	// mentions everything).
-	Server float64
-}
-
-// DefaultFieldWeights returns the default weights. The name and the server
-// say most about what a tool is and the first sentence says what it does;
-// long bodies and parameter text mention many things the tool does not do.
-func DefaultFieldWeights() FieldWeights {
-	return FieldWeights{Name: 3, Lead: 1.5, Body: 0.8, Params: 0.4, Server: 2}
-}
-
-func (w FieldWeights) array() [maxFields]float64 {
-	return [maxFields]float64{fieldName: w.Name, fieldLead: w.Lead, fieldBody: w.Body, fieldParams: w.Params,
-		fieldServer: w.Server}
-}
-
-const (
-	bm25fK1 = 1.2
-	// DefaultSynonymWeight scales matches of a synonym the query did not
-	// use (ticket for issue) relative to the word it used.
-	DefaultSynonymWeight = 0.3
 )
 
 // Options configures the toolshelf ranker.
@@ -67,23 +26,25 @@ type Options struct {
 	// Synonyms adds synonym groups to the built-in table; each group lists
 	// forms of one meaning, each form one or more words.
 	Synonyms [][]string
-	// SynonymWeight scales matches through a synonym the query did not
-	// use, above 0 and at most 1; 0 means [DefaultSynonymWeight].
-	SynonymWeight float64
-	// Fields overrides the field weights; nil means
-	// [DefaultFieldWeights].
-	Fields *FieldWeights
+	// Params overrides the ranker's parameters; nil means
+	// [DefaultParams], with the factors the fit left off
+	// ([DefaultDisable]) off. With Params set, only Disable's factors
+	// are off.
+	Params *Params
 	// Disable switches off score factors and analysis steps, to measure
 	// what each earns; zero is the default ranker.
 	Disable Factor
 }
 
-// BM25F is toolshelf's default ranker: field-weighted BM25 over a tool's
-// name, description (first sentence and rest), parameters and server name,
-// with identifier splitting (snake, kebab and camel case), Porter2
-// stemming, a synonym and alias table, CJK bigrams with a bilingual term
-// table, a small boost for tools whose name the query explains,
-// exact-name queries and required terms.
+// BM25F is toolshelf's default ranker: BM25F over a tool's name,
+// description (first sentence and rest), parameters, server name and server
+// text, each field weighted and the document's weighted length normalised
+// once ([Params]), with identifier splitting (snake, kebab and camel case),
+// a plural stemmer with Porter2 families, a synonym and alias table, CJK
+// bigrams with a bilingual term table, a boost for tools whose name the
+// query explains, exact-name queries and required terms. Its parameters are
+// fitted on the evaluation suite ([DefaultParams]); with every factor off
+// and [ReferenceParams] it scores as the reference's plain BM25.
 //
 // Query syntax:
 //   - select:a,b loads exactly the named tools (model-facing names, or
@@ -97,28 +58,35 @@ type Options struct {
 // When nothing matches, the result carries a [Hint] with the terms no tool
 // contains and the closest tool names.
 type BM25F struct {
-	off       Factor // the factors switched off
-	fieldB    [maxFields]float64
-	an        *analyzer
-	syn       *synonymTable
-	synWeight float64
-	weight    [maxFields]float64 // the field weights
+	off    Factor // the factors switched off
+	params Params // with the factors' off values in place
+	an     *analyzer
+	syn    *synonymTable
+	weight [maxFields]float64 // the field weights
 
-	// lastNorms caches the length-normalisation table of the last search;
-	// scr recycles scratch buffers. Both are safe for concurrent use.
+	// lastNorms caches the length-normalisation constants of the last
+	// search; scr recycles scratch buffers. Both are safe for concurrent
+	// use.
 	lastNorms atomic.Pointer[norms]
 	scr       scratchPool
 
 	mu        sync.RWMutex // guards the fields below
 	idx       *postings
 	docs      []docMeta          // by slot
-	exact     map[string][]int32 // normalised names → slots
+	exact     map[string][]int32 // normalised names → slots, for hints
 	nameWords map[string][]int32 // words of normalised names → slots, for hints
 	shortKeys map[string][]int32 // normalised names without server prefix → slots, for hints
 	// nameTerms holds, by slot, the number of distinct words of the tool's
 	// own name (at most 255), which the name factor reads for every scored
 	// document: apart from docs, so that the pass touches little memory.
 	nameTerms []uint8
+	// families maps a Porter2 stem to the index's terms that have it, in
+	// the order the index met them ([FactorStemming]).
+	families map[string][]string
+	// wlen holds, by slot, the document's weighted length: the sum of its
+	// fields' lengths times their weights, which normalises every term's
+	// frequency in it.
+	wlen []float32
 }
 
 // docMeta is what the ranker keeps about a document besides its postings.
@@ -150,25 +118,43 @@ func NewBM25F(opts *Options) (*BM25F, error) {
 	if opts != nil {
 		o = *opts
 	}
-	switch {
-	case o.SynonymWeight == 0:
-		o.SynonymWeight = DefaultSynonymWeight
-	case o.SynonymWeight < 0 || o.SynonymWeight > 1 || math.IsNaN(o.SynonymWeight):
-		return nil, fmt.Errorf("synonym weight %v: want a number above 0 and at most 1", o.SynonymWeight)
+	w, err := embeddedWeights()
+	if err != nil {
+		return nil, err
 	}
+	fitOff, err := ParseFactors(w.Disable)
+	if err != nil {
+		return nil, err
+	}
+	p := w.Params
+	if o.Params != nil {
+		// Parameters of the caller's own: the fit's choice of factors
+		// goes with the fit's parameters.
+		p, fitOff = *o.Params, 0
+	}
+	return newBM25F(o, p, fitOff)
+}
+
+// newBM25F returns an empty ranker with parameters p and the factors of
+// o.Disable and fitOff switched off.
+func newBM25F(o Options, p Params, fitOff Factor) (*BM25F, error) {
 	lx, err := builtinTables()
 	if err != nil {
 		return nil, err
 	}
-	off := o.Disable
-	if off >= factorEnd {
-		return nil, fmt.Errorf("disabled factors %#x: unknown bits; use the Factor constants", uint32(off))
+	if o.Disable&^FactorsAll != 0 {
+		return nil, fmt.Errorf("disabled factors %#x: unknown bits; use the Factor constants", uint32(o.Disable))
 	}
+	off := o.Disable | fitOff
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	p = p.withFactorsOff(off)
 	an := &analyzer{stem: newStemmer(), bilingual: lx, stops: stopWords,
-		noSplit: off.Has(FactorIdentifiers), noJoined: off.Has(FactorJoined), noBigrams: off.Has(FactorBigrams)}
-	an.stem.off = off.Has(FactorStemming)
+		noJoined: off.Has(FactorJoined), noBigrams: off.Has(FactorBigrams), refWords: off.Has(FactorIdentifiers)}
+	an.stem.ref = off.Has(FactorStemming)
 	if off.Has(FactorStopWords) {
-		an.stops = nil
+		an.stops, an.refStops = piStopWords, true
 	}
 	if off.Has(FactorBilingual) {
 		an.bilingual = &lexicon{entries: map[string][][]string{}}
@@ -180,41 +166,39 @@ func NewBM25F(opts *Options) (*BM25F, error) {
 	// A copy: the parsed table is shared by every ranker.
 	groups := append(slices.Clip(tables[0]), o.Synonyms...)
 	aliases := tables[1]
-	if off.Has(FactorSynonyms) {
+	if off.Has(FactorSynonyms) || p.Synonym == 0 {
 		groups = nil
 	}
 	if off.Has(FactorAliases) {
 		aliases = nil
 	}
-	fw := DefaultFieldWeights()
-	if o.Fields != nil {
-		fw = *o.Fields
-		for _, w := range fw.array() {
-			if w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
-				return nil, fmt.Errorf("field weights %+v: want finite numbers of 0 or more", fw)
-			}
-		}
-	}
-	b := defaultFieldB
-	if off.Has(FactorNameField) {
-		fw.Name, b[fieldName] = fw.Lead, b[fieldLead]
-	}
-	if off.Has(FactorLead) {
-		fw.Body, b[fieldBody] = fw.Lead, b[fieldLead]
-	}
 	return &BM25F{
 		off:       off,
-		fieldB:    b,
-		weight:    fw.array(),
+		params:    p,
+		weight:    p.fields(),
 		an:        an,
 		syn:       buildSynonyms(an, groups, aliases),
-		synWeight: o.SynonymWeight,
 		idx:       newPostings(),
 		exact:     make(map[string][]int32),
 		nameWords: make(map[string][]int32),
 		shortKeys: make(map[string][]int32),
+		families:  make(map[string][]string),
 	}, nil
 }
+
+// addFamily records a new index term under its Porter2 stem. Call it with
+// r.mu held for writing.
+func (r *BM25F) addFamily(t string) {
+	if r.off.Has(FactorStemming) {
+		return
+	}
+	f := r.an.stem.family(t)
+	r.families[f] = append(r.families[f], t)
+}
+
+// Params returns the ranker's parameters, with the reference's values for
+// the factors that are off.
+func (r *BM25F) Params() Params { return r.params }
 
 // Name returns "toolshelf".
 func (r *BM25F) Name() string { return ModeToolshelf }
@@ -227,7 +211,7 @@ type analyzed struct {
 	nameTerms int
 }
 
-func (r *BM25F) analyze(d Document) analyzed {
+func (r *BM25F) analyze(d Document, serverText map[string][]string) analyzed {
 	short := d.OriginalName
 	server := strings.TrimPrefix(d.Namespace.Name, "mcp__")
 	if short == "" {
@@ -250,8 +234,18 @@ func (r *BM25F) analyze(d Document) analyzed {
 			fields[fieldParams] = r.schemaTerms(schema, nil, newTextBudget())
 		}
 	}
-	if !r.off.Has(FactorServerName) {
-		fields[fieldServer] = r.an.fieldTerms(clipText(server, maxFieldText), nil)
+	// The namespace as the reference reads it: mcp__github is mcp and github.
+	fields[fieldServer] = r.an.fieldTerms(clipText(d.Namespace.Name, maxFieldText), nil)
+	if ns := d.Namespace; ns.Description != "" || ns.Instructions != "" {
+		// The tools of one server share its text: analysed once per Add.
+		key := ns.Description + "\x00" + ns.Instructions
+		terms, ok := serverText[key]
+		if !ok {
+			terms = r.an.fieldTerms(clipText(ns.Description, maxFieldText), nil)
+			terms = r.an.fieldTerms(clipText(ns.Instructions, maxFieldText), terms)
+			serverText[key] = terms
+		}
+		fields[fieldServerText] = terms
 	}
 
 	// Exact-name keys; a name without letters or digits has none.
@@ -290,10 +284,33 @@ func (r *BM25F) schemaTerms(n *node, out []string, b *textBudget) []string {
 	if n == nil || n.kind != 'o' || *b <= 0 {
 		return out
 	}
-	for _, key := range []string{"title", "description"} {
+	keys := []string{"title", "description"}
+	if r.off.Has(FactorSchemaText) {
+		keys = keys[1:]
+	}
+	for _, key := range keys {
 		if v := n.get(key); v != nil && v.kind == 's' {
 			out = r.an.fieldTerms(b.take(v.str), out)
 		}
+	}
+	if r.off.Has(FactorSchemaText) {
+		// The reference's schema text: descriptions and property names,
+		// through properties, items and the variants.
+		if props := n.get("properties"); props != nil && props.kind == 'o' {
+			for i, name := range props.keys {
+				out = r.an.fieldTerms(b.take(name), out)
+				out = r.schemaTerms(props.vals[i], out, b)
+			}
+		}
+		out = r.schemaTerms(n.get("items"), out, b)
+		for _, key := range []string{"anyOf", "oneOf", "allOf"} {
+			if vs := n.get(key); vs != nil && vs.kind == 'a' {
+				for _, v := range vs.elems {
+					out = r.schemaTerms(v, out, b)
+				}
+			}
+		}
+		return out
 	}
 	if e := n.get("enum"); e != nil && e.kind == 'a' {
 		for _, v := range e.elems {
@@ -330,8 +347,9 @@ func (r *BM25F) schemaTerms(n *node, out []string, b *textBudget) []string {
 // Add indexes documents.
 func (r *BM25F) Add(docs ...Document) {
 	as := make([]analyzed, len(docs))
+	serverText := make(map[string][]string)
 	for i, d := range docs {
-		as[i] = r.analyze(d)
+		as[i] = r.analyze(d, serverText)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -339,14 +357,16 @@ func (r *BM25F) Add(docs ...Document) {
 		if old, ok := r.idx.byName[d.Name]; ok {
 			r.dropMeta(old)
 		}
-		slot := r.idx.add(d.Name, as[i].fields)
+		slot := r.idx.add(d.Name, as[i].fields, r.addFamily)
 		for int(slot) >= len(r.docs) {
 			r.docs = append(r.docs, docMeta{})
 			r.nameTerms = append(r.nameTerms, 0)
+			r.wlen = append(r.wlen, 0)
 		}
 		meta := as[i].meta
 		r.docs[slot] = meta
 		r.nameTerms[slot] = uint8(min(as[i].nameTerms, 255))
+		r.wlen[slot] = float32(r.weightedLen(slot))
 		for _, k := range meta.keys {
 			r.exact[k] = append(r.exact[k], slot)
 		}
@@ -391,6 +411,16 @@ func (r *BM25F) dropMeta(slot int32) {
 	drop(r.shortKeys, meta.short)
 	r.docs[slot] = docMeta{}
 	r.nameTerms[slot] = 0
+	r.wlen[slot] = 0
+}
+
+// weightedLen returns a slot's fields' lengths times their weights.
+func (r *BM25F) weightedLen(slot int32) float64 {
+	l := 0.0
+	for f, n := range r.idx.lens[slot] {
+		l += r.weight[f] * float64(n)
+	}
+	return l
 }
 
 // Remove drops documents.
@@ -419,7 +449,11 @@ func (r *BM25F) Search(q Query) Result {
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	pq := r.parseQuery(q.Text)
+	return r.searchParsed(q, r.parseQuery(q.Text))
+}
+
+// searchParsed answers q, already parsed as pq. Call it with r.mu held.
+func (r *BM25F) searchParsed(q Query, pq parsedQuery) Result {
 	s := r.scr.get(len(r.idx.slots))
 	defer r.scr.put(s)
 	c := r.idx.candidates(q.Exclude, s)
@@ -476,7 +510,6 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 	if c.n <= 0 {
 		return matchedAny
 	}
-	lens := r.idx.lens
 	nm := r.normsFor(c)
 	var required uint64
 	var slotDocs []int32
@@ -491,7 +524,7 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 		}
 	}
 	for si, sl := range slots {
-		bit := uint64(1) << si
+		bit := slotBit(si)
 		if sl.required {
 			required |= bit
 		}
@@ -511,18 +544,22 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 				if c.mask[p.slot] {
 					continue
 				}
+				v := g.weight * postingTF(&r.weight, p)
+				if v <= 0 {
+					continue // a field or synonym weighted 0
+				}
 				a := &s.alt[p.slot]
 				if a.sum == 0 {
 					s.altSeen = append(s.altSeen, p.slot)
 				}
-				a.sum += g.weight * postingTF(&r.weight, p, &lens[p.slot], nm)
+				a.sum += v
 				if p.tf[fieldName] > 0 {
 					a.name |= bit
 				}
 			}
 		}
 		for _, d := range s.altSeen {
-			keep(d, saturate(plan.groupIDF, s.alt[d].sum))
+			keep(d, nm.saturate(plan.groupIDF, s.alt[d].sum, r.wlen[d]))
 			s.alt[d].sum = 0
 		}
 		s.altSeen = s.altSeen[:0]
@@ -535,11 +572,15 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 					if c.mask[p.slot] {
 						continue
 					}
+					v := nm.saturate(idf, postingTF(&r.weight, p), r.wlen[p.slot])
+					if v <= 0 {
+						continue
+					}
 					a := &s.alt[p.slot]
 					if a.sum == 0 {
 						s.altSeen = append(s.altSeen, p.slot)
 					}
-					a.sum += saturate(idf, postingTF(&r.weight, p, &lens[p.slot], nm))
+					a.sum += v
 					if p.tf[fieldName] > 0 {
 						a.name |= bit
 					}
@@ -570,23 +611,27 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 	return matchedAny
 }
 
+// slotBit is the bit of the si-th query slot in the per-document bit sets
+// (which slots matched, which matched the name): its own for the first 63,
+// one shared by all later slots, which a long request may have.
+func slotBit(si int) uint64 { return 1 << min(si, 63) }
+
 // scoreTerm adds the scores of a slot that is one term, the commonest
 // case, in one pass over its postings: what score does for a slot of
 // several alternatives, without accumulating them first.
 func (r *BM25F) scoreTerm(g *groupTerm, idf float64, bit uint64, c *candidates, s *scratch, nm *norms) {
-	lens := r.idx.lens
 	for i := range g.list {
 		p := &g.list[i]
 		d := p.slot
 		if c.mask[d] {
 			continue
 		}
-		if p.tf[fieldName] > 0 {
-			s.alt[d].name |= bit
-		}
-		v := saturate(idf, g.weight*postingTF(&r.weight, p, &lens[d], nm))
+		v := nm.saturate(idf, g.weight*postingTF(&r.weight, p), r.wlen[d])
 		if v <= 0 {
 			continue
+		}
+		if p.tf[fieldName] > 0 {
+			s.alt[d].name |= bit
 		}
 		if s.flags[d] == 0 {
 			s.touched = append(s.touched, d)
@@ -631,19 +676,19 @@ func (r *BM25F) selectHits(names []string, c *candidates) Result {
 	return res
 }
 
-// norms are the length-normalisation factors of one search: for each field
-// and length, 1 / (1 - b + b × length / average length), tabulated for the
-// common lengths. Tables depend only on the average lengths, so searches
-// over the same candidates share one.
+// norms are the length-normalisation constants of one search: a document
+// of weighted length l normalises a term's frequency by k1 × (1 - b + b ×
+// l / average), which is add + mul × l. They depend only on the
+// candidates' average lengths, so searches over the same candidates share
+// them.
 type norms struct {
-	avg       [maxFields]float64
-	oneMinusB [maxFields]float64
-	bOverAvg  [maxFields]float64
-	inv       [maxFields][normTableLen]float64
+	avg      [maxFields]float64
+	add, mul float64
+	k1       float64
 }
 
-// normsFor returns the factors for the candidates' average lengths,
-// reusing the last table when they have not changed.
+// normsFor returns the constants for the candidates' average lengths,
+// reusing the last ones when they have not changed.
 func (r *BM25F) normsFor(c *candidates) *norms {
 	var avg [maxFields]float64
 	for f := range numFields {
@@ -652,35 +697,39 @@ func (r *BM25F) normsFor(c *candidates) *norms {
 	if nm := r.lastNorms.Load(); nm != nil && nm.avg == avg {
 		return nm
 	}
-	nm := &norms{avg: avg}
-	for f := range numFields {
-		nm.oneMinusB[f] = 1 - r.fieldB[f]
-		nm.bOverAvg[f] = r.fieldB[f] / avg[f]
-		for l := range normTableLen {
-			nm.inv[f][l] = 1 / (nm.oneMinusB[f] + nm.bOverAvg[f]*float64(l))
+	// The weighted average from the raw sums: avgLen reads an empty
+	// field as of length 1.
+	wavg := 0.0
+	if c.n > 0 {
+		for f := range numFields {
+			wavg += r.weight[f] * c.sumLen[f] / float64(c.n)
 		}
+	}
+	k1, b := r.params.K1, r.params.B
+	nm := &norms{avg: avg, add: k1 * (1 - b), k1: k1}
+	if wavg > 0 {
+		nm.mul = k1 * b / wavg
+	} else {
+		nm.add = k1
 	}
 	r.lastNorms.Store(nm)
 	return nm
 }
 
 // postingTF is BM25F's pseudo term frequency of a posting: the field
-// frequencies, each weighted and normalised by the field's length relative
-// to its average, summed over only the fields the term is in.
-func postingTF(weight *[maxFields]float64, p *posting, lens *[maxFields]uint32, nm *norms) float64 {
+// frequencies times the fields' weights, summed over only the fields the
+// term is in.
+func postingTF(weight *[maxFields]float64, p *posting) float64 {
 	var tfw float64
 	for in := p.in; in != 0; in &= in - 1 {
 		f := bits.TrailingZeros8(in)
-		if l := lens[f]; l < normTableLen {
-			tfw += weight[f] * float64(p.tf[f]) * nm.inv[f][l]
-		} else {
-			tfw += weight[f] * float64(p.tf[f]) / (nm.oneMinusB[f] + nm.bOverAvg[f]*float64(l))
-		}
+		tfw += weight[f] * float64(p.tf[f])
 	}
 	return tfw
 }
 
-// saturate turns a term's weighted frequency into its score.
-func saturate(idf, tfw float64) float64 {
-	return idf * tfw * (bm25fK1 + 1) / (tfw + bm25fK1)
+// saturate turns a term's weighted frequency in a document of weighted
+// length wlen into its score.
+func (nm *norms) saturate(idf, tfw float64, wlen float32) float64 {
+	return idf * tfw * (nm.k1 + 1) / (tfw + nm.add + nm.mul*float64(wlen))
 }

@@ -406,7 +406,7 @@ func TestTranslationsAreWordsTheQueryUsed(t *testing.T) {
 	if len(res.Hits) != 1 || res.Hits[0].Name != "remove_widget" {
 		t.Errorf("hits %+v", res.Hits)
 	}
-	if ex := r.Explain(search.Query{Text: "删除"}, "remove_widget"); !strings.Contains(ex, "remov×1.0") {
+	if ex := r.Explain(search.Query{Text: "删除"}, "remove_widget"); !strings.Contains(ex, "remove×1.0") {
 		t.Errorf("remove counted as a synonym, not a translation:\n%s", ex)
 	}
 }

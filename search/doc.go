@@ -9,9 +9,11 @@
 //     name, description, parameters and server, with identifier splitting,
 //     stemming, synonyms, CJK bigrams with a bilingual term table, a boost
 //     for tools whose name the query explains, exact-name and select:
-//     queries, required +terms, and hints when nothing matches. Each score
-//     factor and analysis step can be switched off ([Options.Disable]), so
-//     that an evaluation measures what it earns;
+//     queries, required +terms, and hints when nothing matches. Its
+//     parameters ([Params]) are fitted on labeled queries ([Fit]) and
+//     embedded (weights.json); each score factor and analysis step can be
+//     switched off ([Options.Disable]), so that an evaluation measures what
+//     it earns, and with all of them off it is the reference's BM25;
 //   - [PI] ("pi"): the reference implementation's plain BM25, reproduced
 //     exactly (document text, tokenizer, stop words, stemmer and constants)
 //     as the parity baseline.

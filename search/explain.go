@@ -25,7 +25,7 @@ func (r *BM25F) Explain(q Query, name string) string {
 		return fmt.Sprintf("%s is excluded\n", name)
 	}
 	nm := r.normsFor(&c)
-	lens := &r.idx.lens[slot]
+	wlen := r.wlen[slot]
 	postingOf := func(list []posting) *posting {
 		for i := range list {
 			if list[i].slot == slot {
@@ -57,12 +57,12 @@ func (r *BM25F) Explain(q Query, name string) string {
 		for _, g := range plan.group {
 			if p := postingOf(g.list); p != nil {
 				nameHit = nameHit || p.tf[fieldName] > 0
-				tfw += g.weight * postingTF(&r.weight, p, lens, nm)
+				tfw += g.weight * postingTF(&r.weight, p)
 				parts = append(parts, fmt.Sprintf("%s×%.1f%v", g.term, g.weight, p.tf[:numFields]))
 			}
 		}
 		if tfw > 0 {
-			best = saturate(plan.groupIDF, tfw)
+			best = nm.saturate(plan.groupIDF, tfw, wlen)
 			how = fmt.Sprintf("idf=%.2f %s", plan.groupIDF, strings.Join(parts, " "))
 		}
 		for _, ph := range plan.phrases {
@@ -71,7 +71,7 @@ func (r *BM25F) Explain(q Query, name string) string {
 			for i, list := range ph.lists {
 				if p := postingOf(list); p != nil {
 					nameHit = nameHit || p.tf[fieldName] > 0
-					v += saturate(ph.idfs[i], postingTF(&r.weight, p, lens, nm))
+					v += nm.saturate(ph.idfs[i], postingTF(&r.weight, p), wlen)
 					parts = append(parts, fmt.Sprintf("%s%v", ph.terms[i], p.tf[:numFields]))
 				}
 			}
@@ -81,7 +81,7 @@ func (r *BM25F) Explain(q Query, name string) string {
 		}
 		total += best
 		if nameHit {
-			nameHits |= 1 << si
+			nameHits |= slotBit(si)
 		}
 		if sl.required && best == 0 {
 			missing = append(missing, "+"+sl.surface)
@@ -89,7 +89,7 @@ func (r *BM25F) Explain(q Query, name string) string {
 		fmt.Fprintf(&b, "%-20q %6.3f  %s\n", sl.surface, best, how)
 	}
 	n := int(r.nameTerms[slot])
-	if f := nameFactor(nameHits, n, idfs, idfSum); f > 1 && !r.off.Has(FactorNameCoverage) {
+	if f := nameFactor(r.params.NameBoost, nameHits, n, idfs, idfSum); f > 1 {
 		total *= f
 		fmt.Fprintf(&b, "×%.3f: the query matches %d of the %d words of the tool's name\n", f,
 			min(bits.OnesCount64(nameHits), n), n)
@@ -98,10 +98,6 @@ func (r *BM25F) Explain(q Query, name string) string {
 		total = 0
 		fmt.Fprintf(&b, "dropped: lacks the required %s\n", strings.Join(missing, ", "))
 	}
-	fmt.Fprintf(&b, "total %.3f (frequencies per field: name lead body params server)\n", total)
+	fmt.Fprintf(&b, "total %.3f (frequencies per field: name lead body params server server-text)\n", total)
 	return b.String()
 }
-
-// normTableLen is the field length below which the length normalisation is
-// looked up rather than computed.
-const normTableLen = 512

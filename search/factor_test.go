@@ -40,6 +40,11 @@ func TestParseFactors(t *testing.T) {
 	}
 }
 
+// factorParams are parameters far enough from the reference's that each
+// parameter factor decides a search.
+var factorParams = search.Params{Name: 4, Lead: 3, Params: 0.3, Server: 0.2, ServerText: 0.2, K1: 2, B: 0.3,
+	Synonym: 0.3, Stem: 0.5, NameBoost: 0.5}
+
 // TestFactorSwitches shows, for every factor, a search whose first hit it
 // decides: one result with the factor and another without it.
 func TestFactorSwitches(t *testing.T) {
@@ -67,9 +72,28 @@ func TestFactorSwitches(t *testing.T) {
 		{search.FactorLead, 0, []search.Document{
 			{Name: "a", Description: "Does x. Alpha later."}, {Name: "b", Description: "Alpha first. Does y."}},
 			"alpha", "b", "a"},
+		// The server's name weighs 0.2 here, against the reference's 3.
 		{search.FactorServerName, 0, []search.Document{
-			{Name: "mcp__zendesk__list_tickets", OriginalName: "list_tickets", Description: "List tickets", Namespace: ns("zendesk")}},
-			"zendesk", "mcp__zendesk__list_tickets", ""},
+			{Name: "mcp__zendesk__list_tickets", OriginalName: "list_tickets", Description: "List tickets", Namespace: ns("zendesk")},
+			{Name: "sync", Description: "Copies records. Works with zendesk."}},
+			"zendesk", "sync", "mcp__zendesk__list_tickets"},
+		{search.FactorParams, 0, []search.Document{
+			{Name: "send", Description: "Sends mail", Parameters: []byte(`{"type":"object","properties":{"subject":{"type":"string","description":"The subject"}}}`)},
+			{Name: "edit", Description: "Edits text. Sets a subject."}},
+			"subject", "edit", "send"},
+		{search.FactorSchemaText, 0, []search.Document{
+			{Name: "list_prs", Parameters: []byte(`{"type":"object","properties":{"state":{"enum":["merged","closed"]}}}`)}},
+			"merged", "list_prs", ""},
+		{search.FactorServerText, 0, []search.Document{
+			{Name: "mcp__billing__a", OriginalName: "a", Namespace: search.Namespace{Name: "mcp__billing", Description: "invoices"}},
+			{Name: "b", Description: "Lists things. Also invoices and more words of text here"}},
+			"invoices", "b", "mcp__billing__a"},
+		// k1 2 and b 0.3 here: term frequency counts for more than
+		// length.
+		{search.FactorLength, 0, []search.Document{
+			{Name: "a", Description: "alpha"},
+			{Name: "b", Description: "alpha alpha alpha beta gamma delta epsilon zeta eta theta iota kappa"}},
+			"alpha", "b", "a"},
 		{search.FactorNameCoverage, 0, []search.Document{
 			{Name: "removeUserFromTeam", Description: "Remove a user from a team", Parameters: teamParams},
 			{Name: "getTeams", Description: "Get a list of teams"}},
@@ -77,12 +101,16 @@ func TestFactorSwitches(t *testing.T) {
 		{search.FactorSynonyms, 0, []search.Document{{Name: "create_issue", Description: "Create an issue"}},
 			"ticket", "create_issue", ""},
 		{search.FactorAliases, 0, films, "film information", "getFilmInfo", "getFilmRatio"},
-		{search.FactorStemming, 0, []search.Document{{Name: "get_repository", Description: "Get one repository"}},
-			"repositories", "get_repository", ""},
-		{search.FactorStopWords, 0, []search.Document{{Name: "read", Description: "Read the file"}},
-			"the", "", "read"},
-		{search.FactorIdentifiers, 0, []search.Document{{Name: "getWeatherForecast"}},
-			"weather", "getWeatherForecast", ""},
+		// creating and create share the Porter2 stem creat; the plural
+		// stemmer keeps them apart.
+		{search.FactorStemming, 0, []search.Document{{Name: "create_issue", Description: "Create one issue"}},
+			"creating", "create_issue", ""},
+		// using is request filler, not one of the reference's stop words.
+		{search.FactorStopWords, 0, []search.Document{{Name: "read", Description: "Read the file using a path"}},
+			"using", "", "read"},
+		// The reference splits PRs into p and rs.
+		{search.FactorIdentifiers, 0, []search.Document{{Name: "list", Description: "Lists open PRs"}},
+			"PR", "list", ""},
 		{search.FactorJoined, 0, []search.Document{{Name: "create_issue"}},
 			"createissue", "create_issue", ""},
 		// 熊猫 (panda) is in no dictionary: only its bigram matches.
@@ -101,7 +129,7 @@ func TestFactorSwitches(t *testing.T) {
 				off  search.Factor
 				want string
 			}{{0, tt.on}, {tt.factor, tt.off}} {
-				r, err := search.NewBM25F(&search.Options{Disable: tt.base | c.off})
+				r, err := search.NewBM25F(&search.Options{Params: &factorParams, Disable: tt.base | c.off})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -115,21 +143,5 @@ func TestFactorSwitches(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestIdentifiersOffMatchesIdentifiersWhole: with identifier splitting
-// off, a query's snake-case word is one term, as in the documents (the
-// query used to be cut at _ and find only tools with both words apart).
-func TestIdentifiersOffMatchesIdentifiersWhole(t *testing.T) {
-	r, err := search.NewBM25F(&search.Options{Disable: search.FactorIdentifiers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Add(search.Document{Name: "open_ticket", Description: "Wraps create_issue for tickets"},
-		search.Document{Name: "other", Description: "Create things and issue stuff"})
-	res := r.Search(search.Query{Text: "create_issue", Limit: 5})
-	if len(res.Hits) != 1 || res.Hits[0].Name != "open_ticket" {
-		t.Errorf("hits %v, want open_ticket alone", res.Hits)
 	}
 }

@@ -5,21 +5,14 @@ import (
 	"math/bits"
 )
 
-// nameBoost is how much more a tool scores, at most, when the query
-// explains its name: when the query matched every word of the tool's name
-// (get + teams for "linear teams") and those words are all of the query's
-// specificity. A tool whose name the query spells out is more likely meant
-// than one that shares the same words but names more (removeUserFromTeam);
-// a name word the query uses only in passing (a date, a topic word of a
-// long request) explains little of it and earns little.
-const nameBoost = 0.5
-
 // scaleScores applies the name factor to every scored tool, in one pass:
-// × (1 + nameBoost × coverage × √share), where coverage is the share of the
+// × (1 + boost × coverage × √share), where boost is [Params.NameBoost],
+// coverage is the share of the
 // tool's name words the query matched and share the part of the query's
 // idf mass (the sum of its slots' idfs) in the slots that matched the name.
 func (r *BM25F) scaleScores(s *scratch) {
-	if r.off.Has(FactorNameCoverage) {
+	boost := r.params.NameBoost
+	if boost == 0 {
 		return
 	}
 	total := 0.0
@@ -31,15 +24,19 @@ func (r *BM25F) scaleScores(s *scratch) {
 	}
 	for _, d := range s.touched {
 		if hit := s.alt[d].name; hit != 0 {
-			s.score[d] *= nameFactor(hit, int(r.nameTerms[d]), s.slotIDF, total)
+			s.score[d] *= nameFactor(boost, hit, int(r.nameTerms[d]), s.slotIDF, total)
 		}
 	}
 }
 
 // nameFactor is the factor for a tool whose name has n distinct words when
 // the query slots in the bit set hit matched it; idf holds the slots' idfs
-// and total their sum.
-func nameFactor(hit uint64, n int, idf []float64, total float64) float64 {
+// and total their sum. A tool whose name the query spells out (get + teams
+// for "linear teams") is more likely meant than one that shares the same
+// words but names more (removeUserFromTeam); a name word the query uses
+// only in passing (a date, a topic word of a long request) explains little
+// of it and earns little.
+func nameFactor(boost float64, hit uint64, n int, idf []float64, total float64) float64 {
 	if n == 0 || hit == 0 || total <= 0 {
 		return 1
 	}
@@ -48,5 +45,5 @@ func nameFactor(hit uint64, n int, idf []float64, total float64) float64 {
 		share += idf[bits.TrailingZeros64(h)]
 	}
 	coverage := min(1, float64(bits.OnesCount64(hit))/float64(n))
-	return 1 + nameBoost*coverage*math.Sqrt(min(1, share/total))
+	return 1 + boost*coverage*math.Sqrt(min(1, share/total))
 }

@@ -34,6 +34,65 @@ var (
 // of characters outside [a-z0-9], stop words are dropped and each token is
 // stemmed by [reftext.Stem].
 func piTokenize(text string) []string {
+	var out []string
+	for _, tok := range piWords(text) {
+		if piStopWords[tok] {
+			continue
+		}
+		out = append(out, reftext.Stem(tok))
+	}
+	return out
+}
+
+// piWords is the reference's split of text into lowercase words, before
+// stop words and stemming.
+func piWords(text string) []string {
+	for i := 0; i < len(text); i++ {
+		if text[i] >= 0x80 {
+			return piWordsRegexp(text)
+		}
+	}
+	return piWordsASCII(text)
+}
+
+// piWordsASCII is piWords for ASCII text, without regular expressions: a
+// word ends between a lowercase letter or digit and a capital, before the
+// last capital of a run followed by a lowercase letter, and at every
+// character outside a-z, A-Z and 0-9 (TestPIWordsASCII compares it with
+// the regular expressions).
+func piWordsASCII(text string) []string {
+	var out []string
+	var b []byte
+	flush := func() {
+		if len(b) > 0 {
+			out = append(out, string(b))
+			b = b[:0]
+		}
+	}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case isUpperASCII(c):
+			if i > 0 {
+				prev := text[i-1]
+				if isLowerASCII(prev) || isDigitASCII(prev) ||
+					(isUpperASCII(prev) && i+1 < len(text) && isLowerASCII(text[i+1])) {
+					flush()
+				}
+			}
+			b = append(b, c+'a'-'A')
+		case isLowerASCII(c) || isDigitASCII(c):
+			b = append(b, c)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// piWordsRegexp is piWords by the reference's regular expressions.
+func piWordsRegexp(text string) []string {
 	text = piLowerUpper.ReplaceAllString(text, "$1 $2")
 	text = piUpperRun.ReplaceAllString(text, "$1 $2")
 	// JavaScript lowercases İ to i and a combining dot, which splits the
@@ -41,10 +100,9 @@ func piTokenize(text string) []string {
 	text = strings.ToLower(strings.ReplaceAll(text, "İ", "i\u0307"))
 	var out []string
 	for _, tok := range piNonWord.Split(text, -1) {
-		if tok == "" || piStopWords[tok] {
-			continue
+		if tok != "" {
+			out = append(out, tok)
 		}
-		out = append(out, reftext.Stem(tok))
 	}
 	return out
 }
@@ -54,8 +112,8 @@ func piTokenize(text string) []string {
 // text and the namespace's name, description and instructions, joined by
 // spaces with blank parts left out. Unlike the reference, it reads each
 // part only up to the caps the toolshelf ranker applies (64 KiB of text per
-// part, the front of a schema of more than 1 MiB or 50,000 values), which
-// no real tool reaches.
+// part, the front of a schema of more than 1 MiB or 50,000 values, and a
+// word's first 255 occurrences in one tool), which no real tool reaches.
 func piDocumentText(d Document) string {
 	name := clipText(d.Name, maxFieldText)
 	parts := []string{name, strings.ReplaceAll(name, "_", " "), clipText(d.Description, maxFieldText)}
@@ -136,7 +194,7 @@ func (r *PI) Add(docs ...Document) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, d := range docs {
-		r.idx.add(d.Name, [][]string{toks[i]})
+		r.idx.add(d.Name, [][]string{toks[i]}, nil)
 	}
 }
 

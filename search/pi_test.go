@@ -3,6 +3,7 @@ package search
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -158,4 +159,34 @@ func TestPITiesKeepInsertionOrderAcrossReplacement(t *testing.T) {
 	if r.Len() != 3 {
 		t.Errorf("Len = %d, want 3", r.Len())
 	}
+}
+
+// TestPIWordsASCII checks the reference's split without regular
+// expressions against the regular expressions themselves.
+func TestPIWordsASCII(t *testing.T) {
+	for _, in := range []string{
+		"", "a", "A", "getWeatherForecast", "HTTPServer", "aBCd", "ABCdEFg", "ABcDe", "ABCDe", "list_ids",
+		"PRs", "IDs", "ec2Instance", "OAuth2Token", "x-y_z.w", "  Hello, World!  ", "a1B2c3D", "ABC", "abc123DEF",
+		"mcp__github__create_issue", "JSONPath", "getURLsFor", "A1b", "1A", "Zz9Zz", "__x__",
+	} {
+		if got, want := piWordsASCII(in), piWordsRegexp(in); !slices.Equal(got, want) {
+			t.Errorf("piWordsASCII(%q) = %q, the regular expressions give %q", in, got, want)
+		}
+	}
+	// Every string of up to five characters from a small alphabet with
+	// each class of character.
+	const alphabet = "aBz9_ Q"
+	var walk func(prefix string)
+	walk = func(prefix string) {
+		if got, want := piWordsASCII(prefix), piWordsRegexp(prefix); !slices.Equal(got, want) {
+			t.Fatalf("piWordsASCII(%q) = %q, the regular expressions give %q", prefix, got, want)
+		}
+		if len(prefix) == 5 {
+			return
+		}
+		for i := range len(alphabet) {
+			walk(prefix + alphabet[i:i+1])
+		}
+	}
+	walk("")
 }

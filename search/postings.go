@@ -7,12 +7,16 @@ import (
 )
 
 // maxFields is the most fields a postings index holds per document.
-const maxFields = 5
+const maxFields = 6
+
+// maxTF is the most occurrences of a term a posting counts in one field;
+// more add nothing measurable under BM25's saturation.
+const maxTF = 0xFF
 
 // posting records how often a term occurs in each field of one document.
 type posting struct {
 	slot int32
-	tf   [maxFields]uint16
+	tf   [maxFields]uint8
 	// in has bit f set when tf[f] > 0, so that scoring visits only the
 	// fields the term is in (it fits in the struct's padding).
 	in uint8
@@ -52,9 +56,10 @@ func newPostings() *postings {
 }
 
 // add indexes a document given as tokens per field (at most maxFields),
-// replacing a live document of the same name in place. It returns the
+// replacing a live document of the same name in place, and calls newTerm
+// (if not nil) with each term the index did not have. It returns the
 // document's slot.
-func (p *postings) add(name string, fields [][]string) int32 {
+func (p *postings) add(name string, fields [][]string, newTerm func(string)) int32 {
 	slot, exists := p.byName[name]
 	var seq uint64
 	if exists {
@@ -87,6 +92,9 @@ func (p *postings) add(name string, fields [][]string) int32 {
 				id = int32(len(p.lists))
 				p.termID[tok] = id
 				p.lists = append(p.lists, nil)
+				if newTerm != nil {
+					newTerm(tok)
+				}
 			}
 			i, ok := at[id]
 			if !ok {
@@ -95,7 +103,7 @@ func (p *postings) add(name string, fields [][]string) int32 {
 				ps = append(ps, posting{slot: slot})
 				d.terms = append(d.terms, id)
 			}
-			if pp := &ps[i]; pp.tf[f] < 0xFFFF {
+			if pp := &ps[i]; pp.tf[f] < maxTF {
 				pp.tf[f]++
 				pp.in |= 1 << f
 			}

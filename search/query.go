@@ -5,8 +5,13 @@ import (
 	"strings"
 )
 
-// maxSlots is the most query slots scored; later words are ignored.
-const maxSlots = 64
+// maxSlots is the most query slots scored; later words are ignored. The
+// first 63 slots are told apart in the name factor and +required checks;
+// later ones count together there ([slotBit]).
+const maxSlots = 512
+
+// longQueryWords is the most words of a query that is not a long request.
+const longQueryWords = 6
 
 // parsedQuery is a toolshelf query after analysis.
 type parsedQuery struct {
@@ -66,9 +71,15 @@ func (r *BM25F) parseQuery(text string) parsedQuery {
 	if text != "" && !strings.ContainsFunc(text, isSpace) && text[0] != '+' {
 		pq.exactKey = normName(text)
 	}
+	// A long request is in the user's own words: its synonyms count for
+	// less ([Params.LongSynonym]).
+	synW := r.params.Synonym
+	if len(strings.Fields(text)) > longQueryWords {
+		synW *= r.params.LongSynonym
+	}
 	var units []unit
 	flushUnits := func() {
-		pq.slots = append(pq.slots, r.synonymSlots(units)...)
+		pq.slots = append(pq.slots, r.synonymSlots(units, synW)...)
 		units = units[:0]
 	}
 	for _, chunk := range strings.Fields(text) {
@@ -79,15 +90,18 @@ func (r *BM25F) parseQuery(text string) parsedQuery {
 		scan(chunk, func(w rawWord) {
 			if w.cjk {
 				flushUnits()
-				pq.slots = append(pq.slots, r.cjkSlots(w.text, required)...)
+				pq.slots = append(pq.slots, r.cjkSlots(w.text, required, synW)...)
 				return
 			}
-			// Identifiers unsplit (FactorIdentifiers off) are one term,
-			// as the documents index them.
-			pieces := []string{w.text}
-			if !r.an.noSplit {
-				pieces = strings.FieldsFunc(w.text, func(r rune) bool { return r == '_' || r == '-' })
+			if r.an.refWords {
+				for _, p := range piWords(w.text) {
+					if t, ok := r.an.word(p); ok {
+						units = append(units, unit{term: t, surface: w.text, required: required})
+					}
+				}
+				return
 			}
+			pieces := strings.FieldsFunc(w.text, func(r rune) bool { return r == '_' || r == '-' })
 			for _, piece := range pieces {
 				parts := r.an.split(piece)
 				if len(parts) > 1 && !r.an.noJoined {
@@ -105,7 +119,7 @@ func (r *BM25F) parseQuery(text string) parsedQuery {
 					}
 				}
 			}
-			if len(pieces) > 1 && !r.an.noJoined && !r.an.noSplit {
+			if len(pieces) > 1 && !r.an.noJoined {
 				// An identifier typed whole (state_reason) also
 				// matches tools that have exactly that identifier.
 				if c := r.an.compound(splitIdentifier(w.text)); len(r.idx.list(c)) > 0 {
@@ -116,6 +130,7 @@ func (r *BM25F) parseQuery(text string) parsedQuery {
 		})
 	}
 	flushUnits()
+	r.addFamilies(pq.slots)
 	pq.slots = mergeSlots(pq.slots)
 	if len(pq.slots) > maxSlots {
 		pq.slots = pq.slots[:maxSlots]
@@ -125,9 +140,34 @@ func (r *BM25F) parseQuery(text string) parsedQuery {
 
 func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\u3000' }
 
+// addFamilies adds to each slot the other index terms of the Porter2
+// family of each one-word form the query used, at [Params.Stem] times the
+// form's weight, as forms the query did not use.
+func (r *BM25F) addFamilies(slots []qslot) {
+	w := r.params.Stem
+	if w == 0 {
+		return
+	}
+	for i := range slots {
+		s := &slots[i]
+		n := len(s.alts)
+		for _, a := range s.alts[:n] {
+			if len(a.terms) != 1 || !a.used {
+				continue
+			}
+			for _, t := range r.families[r.an.stem.family(a.terms[0])] {
+				if t != a.terms[0] {
+					s.alts = append(s.alts, qalt{terms: []string{t}, weight: w * a.weight})
+				}
+			}
+		}
+	}
+}
+
 // synonymSlots turns consecutive word units into slots, joining the words
-// of a synonym form into one slot whose alternatives are the group's forms.
-func (r *BM25F) synonymSlots(units []unit) []qslot {
+// of a synonym form into one slot whose alternatives are the group's forms,
+// a synonym at weight synW.
+func (r *BM25F) synonymSlots(units []unit, synW float64) []qslot {
 	var slots []qslot
 	terms := make([]string, len(units))
 	for i, u := range units {
@@ -156,7 +196,7 @@ func (r *BM25F) synonymSlots(units []unit) []qslot {
 			if r.syn.alias(matched, f) {
 				s.alts = append(s.alts, qalt{terms: f, weight: 1, used: true})
 			} else {
-				s.alts = append(s.alts, qalt{terms: f, weight: r.synWeight})
+				s.alts = append(s.alts, qalt{terms: f, weight: synW})
 			}
 		}
 		slots = append(slots, s)
@@ -168,7 +208,7 @@ func (r *BM25F) synonymSlots(units []unit) []qslot {
 // cjkSlots turns a CJK run into slots: each dictionary word matches its
 // English translations or its own characters; each unknown stretch matches
 // its character bigrams. Function words are skipped.
-func (r *BM25F) cjkSlots(run string, required bool) []qslot {
+func (r *BM25F) cjkSlots(run string, required bool, synW float64) []qslot {
 	var slots []qslot
 	for _, seg := range r.an.bilingual.segment(run) {
 		if seg.known && len(seg.translations) == 0 {
@@ -177,7 +217,7 @@ func (r *BM25F) cjkSlots(run string, required bool) []qslot {
 		s := qslot{surface: seg.text, required: required}
 		for _, tr := range seg.translations {
 			if terms := r.an.fieldTerms(strings.Join(tr, " "), nil); len(terms) > 0 {
-				s.alts = append(s.alts, r.expandAlt(terms)...)
+				s.alts = append(s.alts, r.expandAlt(terms, synW)...)
 			}
 		}
 		s.alts = append(s.alts, qalt{terms: r.an.bigrams(seg.text, nil), weight: 1, used: true})
@@ -188,7 +228,7 @@ func (r *BM25F) cjkSlots(run string, required bool) []qslot {
 
 // expandAlt returns a word or translation the query used as an alternative
 // plus, when it is a whole synonym form, the other forms of its group.
-func (r *BM25F) expandAlt(terms []string) []qalt {
+func (r *BM25F) expandAlt(terms []string, synW float64) []qalt {
 	alts := []qalt{{terms: terms, weight: 1, used: true}}
 	if n, forms := r.syn.match(terms); n == len(terms) {
 		for _, f := range forms {
@@ -197,7 +237,7 @@ func (r *BM25F) expandAlt(terms []string) []qalt {
 			case r.syn.alias(terms, f):
 				alts = append(alts, qalt{terms: f, weight: 1, used: true})
 			default:
-				alts = append(alts, qalt{terms: f, weight: r.synWeight})
+				alts = append(alts, qalt{terms: f, weight: synW})
 			}
 		}
 	}

@@ -115,7 +115,7 @@ func TestAnalysisIsCapped(t *testing.T) {
 		`"},"b":{"type":"string","description":"` + long + `"},"c":{"type":"string","description":"` + long +
 		`"},"d":{"type":"string","description":"` + long + `"}}}`)
 	a := r.analyze(Document{Name: "create_issue", Description: desc, Parameters: params,
-		Namespace: Namespace{Name: "mcp__big", Description: desc}})
+		Namespace: Namespace{Name: "mcp__big", Description: desc}}, map[string][]string{})
 	// A term costs at least two bytes of text ("a b" has one), so a field
 	// of maxFieldText bytes has fewer than maxFieldText terms.
 	for f, terms := range a.fields {
@@ -181,7 +181,7 @@ func BenchmarkWideSchema(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("bm25f/%d", n), func(b *testing.B) {
 			for b.Loop() {
-				r.analyze(d)
+				r.analyze(d, map[string][]string{})
 			}
 		})
 		b.Run(fmt.Sprintf("pi/%d", n), func(b *testing.B) {

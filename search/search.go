@@ -26,9 +26,9 @@ type Document struct {
 type Namespace struct {
 	// Name is the model-facing group name, such as mcp__github.
 	Name string
-	// Description and Instructions describe the group. The reference
-	// ranker indexes both; the toolshelf ranker neither (it indexes the
-	// group's name).
+	// Description and Instructions describe the group. Both rankers
+	// index them with each of the group's tools (the toolshelf ranker as
+	// its server-text field).
 	Description, Instructions string
 }
 

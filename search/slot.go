@@ -53,7 +53,7 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 	at := make(map[string]int)
 	var usedTerms []bool
 	for _, alt := range sl.alts {
-		if len(alt.terms) != 1 {
+		if len(alt.terms) != 1 || alt.weight <= 0 {
 			continue
 		}
 		t := alt.terms[0]
@@ -136,7 +136,7 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 		}
 	}
 	for _, alt := range sl.alts {
-		if len(alt.terms) < 2 || (common && !alt.used) {
+		if len(alt.terms) < 2 || (common && !alt.used) || alt.weight <= 0 {
 			continue
 		}
 		ph := phrasePlan{weight: alt.weight}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/toolshelf/toolshelf/catalog/builtin"
 	"github.com/toolshelf/toolshelf/eval"
+	"github.com/toolshelf/toolshelf/internal/atomicfile"
 	"github.com/toolshelf/toolshelf/search"
 )
 
@@ -44,13 +46,23 @@ recall@8=<x> mrr=<x> ndcg@10=<x> n=<n>.
 one; tasks are task files whose steps' queries are labeled with the step's tool)
 with both rankers in one process, and prints each set's table with the difference,
 then one line per set. --suite repeats to add a suite of your own; --set picks sets.
---ablate also runs the default ranker with each score factor and analysis step
-switched off and prints what each earns (MRR@10) on every set; --disable switches
-factors off in the default ranker. The last line of suite output sums up the
-MRR@10 differences: suite <set>=<toolshelf - pi> ...`,
+Each set is split into a fit half and a test half by a hash of its query ids
+(a task's steps stay together); --suite reports the test half (--half fit or
+all for the others). Besides toolshelf and pi it runs "base" (every factor off:
+the reference's BM25 on toolshelf's index) and "left-out" (the parameters fitted
+without the set, from the embedded weights file).
+--fit FILE fits the default ranker's parameters on the fit halves of the suite's
+sets, and one fold per set without it, judges every factor on the left-out sets,
+and writes the weights file (search/weights.json in the repository; rebuild to
+embed it). --ablate also runs the default ranker with each score factor and
+analysis step switched off and prints what each earns (MRR@10) on every set;
+--disable switches factors off in the default ranker ("all" for every one). The
+last line of suite output sums up the MRR@10 differences:
+suite <set>=<toolshelf - pi> ...`,
 		Example: `  toolshelf eval --queries ../shared/eval/dev-queries.jsonl --compare
   toolshelf eval --queries testdata/queries.jsonl --ranker pi --json
   toolshelf eval --suite testdata/suite.json --ablate
+  toolshelf eval --suite testdata/suite.json --fit search/weights.json
   toolshelf eval --suite testdata/suite.json --suite my-suite.json --set dev --set mine`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -78,8 +90,8 @@ MRR@10 differences: suite <set>=<toolshelf - pi> ...`,
 			if queries == "" {
 				return usagef("eval needs --queries FILE (labeled queries, JSON Lines) or --suite FILE")
 			}
-			if sf.ablate || len(sf.sets) > 0 {
-				return usagef("--ablate and --set work with --suite")
+			if sf.ablate || len(sf.sets) > 0 || sf.fit != "" || sf.half != "" {
+				return usagef("--ablate, --set, --half and --fit work with --suite")
 			}
 			if misses && asJSON {
 				return usagef("--misses prints text; the --json output already has every query's rank")
@@ -119,6 +131,9 @@ MRR@10 differences: suite <set>=<toolshelf - pi> ...`,
 					return err
 				}
 				reports = append(reports, rep)
+			}
+			for _, u := range reports[0].Unlabeled {
+				printf(e.stderr, "toolshelf: warning: %s\n", u)
 			}
 			if asJSON {
 				enc := json.NewEncoder(e.stdout)
@@ -233,6 +248,9 @@ func writeEvalTable(w io.Writer, reports []*eval.Report, ks []int, delta bool) {
 	for _, kind := range slices.Sorted(maps.Keys(reports[0].ByKind)) {
 		row("kind="+kind, func(r *eval.Report) (eval.Metrics, bool) { m, ok := r.ByKind[kind]; return m, ok })
 	}
+	for _, l := range []string{eval.LengthShort, eval.LengthLong} {
+		row("length="+l, func(r *eval.Report) (eval.Metrics, bool) { m, ok := r.ByLength[l]; return m, ok })
+	}
 	tw.Flush()
 }
 
@@ -267,6 +285,8 @@ type suiteFlags struct {
 	ablate     bool
 	disableStr string
 	disable    search.Factor // parsed by check
+	half       string
+	fit        string
 }
 
 func (f *suiteFlags) register(cmd *cobra.Command) {
@@ -277,7 +297,9 @@ func (f *suiteFlags) register(cmd *cobra.Command) {
 	for _, fa := range search.Factors() {
 		names = append(names, fa.String())
 	}
-	cmd.Flags().StringVar(&f.disableStr, "disable", "", "comma-separated factors to switch off in the toolshelf ranker: "+strings.Join(names, ", "))
+	cmd.Flags().StringVar(&f.disableStr, "disable", "", "comma-separated factors to switch off in the toolshelf ranker: "+strings.Join(names, ", ")+", or all")
+	cmd.Flags().StringVar(&f.half, "half", "", "with --suite: the queries to report, test (default), fit or all")
+	cmd.Flags().StringVar(&f.fit, "fit", "", "with --suite: fit the ranker's parameters on the fit halves and write the weights file here")
 }
 
 // check parses --disable.
@@ -287,12 +309,28 @@ func (f *suiteFlags) check() error {
 		return usagef("--disable: %v", err)
 	}
 	f.disable = d
+	switch f.half {
+	case "", halfTest, halfFit, halfAll:
+	default:
+		return usagef("--half %q: use test, fit or all", f.half)
+	}
+	if f.fit != "" && (f.ablate || f.disable != 0 || f.half != "") {
+		return usagef("--fit fits the default ranker on the fit halves: drop --ablate, --disable and --half")
+	}
 	return nil
 }
+
+// The halves --half names.
+const (
+	halfTest = "test"
+	halfFit  = "fit"
+	halfAll  = "all"
+)
 
 // suiteOutput is eval --suite --json's output.
 type suiteOutput struct {
 	Suites   []string          `json:"suites"`
+	Half     string            `json:"half"`
 	Disabled string            `json:"disabled,omitempty"`
 	Sets     []*eval.SetReport `json:"sets"`
 	Ablation []eval.Ablation   `json:"ablation,omitempty"`
@@ -325,9 +363,25 @@ func runSuite(e *env, sf suiteFlags, rf rankerFlags, ks []int, asJSON bool) erro
 			printf(e.stderr, "toolshelf: warning: set %s: %v\n", s.Name, w)
 		}
 	}
+	if sf.fit != "" {
+		return runFit(e, sets, sf)
+	}
+	half := sf.half
+	if half == "" {
+		half = halfTest
+	}
+	if half != halfAll {
+		for i, s := range sets {
+			sets[i] = s.Half(eval.FitSeed, half == halfFit)
+		}
+	}
+	weights, err := search.FittedWeights()
+	if err != nil {
+		return err
+	}
 	rf.disable = sf.disable
 	opts := rf.options()
-	rankings := eval.Rankings(opts)
+	rankings := append(eval.Rankings(opts), eval.BaseRanking(), eval.FoldRanking(weights, opts))
 	if sf.ablate {
 		rankings = append(rankings, eval.Ablations(opts)...)
 	}
@@ -344,19 +398,19 @@ func runSuite(e *env, sf suiteFlags, rf rankerFlags, ks []int, asJSON bool) erro
 	if asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(suiteOutput{Suites: sf.files, Disabled: sf.disable.String(), Sets: reports, Ablation: ablation})
+		return enc.Encode(suiteOutput{Suites: sf.files, Half: half, Disabled: sf.disable.String(), Sets: reports, Ablation: ablation})
 	}
 	names := make([]string, len(sets))
 	for i, s := range sets {
 		names[i] = s.Name
-		printf(e.stdout, "== set %s: %d queries, %d tools\n\n", s.Name, len(s.Queries), reports[i].Tools)
+		printf(e.stdout, "== set %s: %d queries (%s half), %d tools\n\n", s.Name, len(s.Queries), half, reports[i].Tools)
 		writeEvalTable(e.stdout, reports[i].Reports[:2], ks, true)
 		fmt.Fprintln(e.stdout)
 	}
 	if sf.disable != 0 {
 		fmt.Fprintf(e.stdout, "toolshelf runs with %s off\n", sf.disable)
 	}
-	writeSuiteTable(e.stdout, reports)
+	writeSuiteTable(e.stdout, reports, half)
 	if ablation != nil {
 		fmt.Fprintln(e.stdout)
 		writeAblation(e.stdout, ablation, names)
@@ -369,15 +423,80 @@ func runSuite(e *env, sf suiteFlags, rf rankerFlags, ks []int, asJSON bool) erro
 	return nil
 }
 
-// writeSuiteTable prints one line per set: both rankers' recall@1,
-// recall@8, MRR@10 and nDCG@10, and the MRR difference.
-func writeSuiteTable(w io.Writer, reports []*eval.SetReport) {
+// runFit fits the weights file on the sets' fit halves and writes it.
+func runFit(e *env, sets []*eval.LoadedSet, sf suiteFlags) error {
+	suite := strings.Join(sf.files, " ")
+	f, err := eval.FitSuite(sets, eval.FitSeed, filepath.ToSlash(suite), func(s string) {
+		printf(e.stderr, "toolshelf: %s\n", s)
+	})
+	if err != nil {
+		return err
+	}
+	data, err := f.Weights.Encode()
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(sf.fit, data, 0o644); err != nil {
+		return fmt.Errorf("--fit: %w", err)
+	}
+	names := make([]string, len(sets))
+	for i, s := range sets {
+		names[i] = s.Name
+	}
+	fmt.Fprintf(e.stdout, "Factors, judged on each left-out set's fit half with the parameters fitted without it (MRR@10 the factor earns); a factor stays when it costs no set more than %.2f beyond three standard errors (marked *) and helps beyond them in as many folds as it hurts beyond them\n\n", eval.Hurts)
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	printLine(tw, "factor\t"+strings.Join(names, "\t")+"\tstays\t")
+	for _, v := range f.Verdicts {
+		cells := []string{v.Name}
+		for i, x := range v.Earned {
+			mark := ""
+			if v.Costs(i) {
+				mark = "*"
+			}
+			cells = append(cells, fmt.Sprintf("%+.3f%s", x, mark))
+		}
+		verdict := "yes"
+		if !v.Stays() {
+			verdict = "NO"
+		}
+		printLine(tw, strings.Join(append(cells, verdict), "\t")+"\t")
+	}
+	tw.Flush()
+	p := f.Weights.Params
+	printf(e.stdout, "\nfitted: name %g lead %g params %g server %g server-text %g k1 %g b %g synonym %g (long requests ×%g) stem %g name-boost %g; off: %s\n",
+		p.Name, p.Lead, p.Params, p.Server, p.ServerText, p.K1, p.B, p.Synonym, p.LongSynonym, p.Stem, p.NameBoost, orNone(f.Weights.Disable))
+	printf(e.stdout, "mean fit-half mrr@10 %.4f; wrote %s: rebuild toolshelf to embed it, then run eval --suite for the test halves\n",
+		f.Objective, sf.fit)
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// writeSuiteTable prints one line per set: MRR@10 of toolshelf, pi, the
+// base and the left-out fold, with the differences from pi, and recall@1
+// and recall@8 of toolshelf and pi.
+func writeSuiteTable(w io.Writer, reports []*eval.SetReport, half string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "set\ttools\tqueries\ttoolshelf mrr@10\tpi mrr@10\tΔ mrr@10\ttoolshelf r@1\tpi r@1\ttoolshelf r@8\tpi r@8\ttoolshelf ndcg@10\tpi ndcg@10\t")
+	fmt.Fprintf(w, "MRR@10 on each set's %s half; Δ is the difference from pi\n\n", half)
+	fmt.Fprintln(tw, "set\ttools\tqueries\ttoolshelf\tpi\tΔ\tbase\tΔ base\tleft-out\tΔ left-out\ttoolshelf r@1\tpi r@1\ttoolshelf r@8\tpi r@8\t")
+	mrr := func(r *eval.SetReport, name string) (string, string) {
+		rep, pi := r.Report(name), r.Report(search.ModePI)
+		if rep == nil || pi == nil {
+			return "—", "—"
+		}
+		return fmt.Sprintf("%.3f", rep.Overall.MRR), fmt.Sprintf("%+.3f", rep.Overall.MRR-pi.Overall.MRR)
+	}
 	for _, r := range reports {
 		ts, pi := r.Reports[0].Overall, r.Reports[1].Overall
-		printLine(tw, fmt.Sprintf("%s\t%d\t%d\t%.3f\t%.3f\t%+.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t", r.Name, r.Tools, ts.N,
-			ts.MRR, pi.MRR, ts.MRR-pi.MRR, ts.Recall[1], pi.Recall[1], ts.Recall[8], pi.Recall[8], ts.NDCG10, pi.NDCG10))
+		base, dBase := mrr(r, eval.RankingBase)
+		fold, dFold := mrr(r, eval.RankingFold)
+		printLine(tw, fmt.Sprintf("%s\t%d\t%d\t%.3f\t%.3f\t%+.3f\t%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t", r.Name, r.Tools, ts.N,
+			ts.MRR, pi.MRR, ts.MRR-pi.MRR, base, dBase, fold, dFold, ts.Recall[1], pi.Recall[1], ts.Recall[8], pi.Recall[8]))
 	}
 	tw.Flush()
 }

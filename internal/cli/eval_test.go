@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/toolshelf/toolshelf/eval"
+	"github.com/toolshelf/toolshelf/search"
 )
 
 // writeEvalSuite writes a suite of two sets: one over its own catalog of
@@ -36,13 +39,14 @@ func writeEvalSuite(t *testing.T) string {
 
 func TestEvalSuite(t *testing.T) {
 	suite := writeEvalSuite(t)
-	code, out, errOut := run(t, "eval", "--suite", suite, "--ablate")
+	code, out, errOut := run(t, "eval", "--suite", suite, "--ablate", "--half", "all")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"== set mine: 2 queries, 3 tools", "== set steps: 2 queries, 1564 tools",
-		"kind=keyword", "kind=first", "kind=rephrased",
+		"== set mine: 2 queries (all half), 3 tools", "== set steps: 2 queries (all half), 1564 tools",
+		"kind=keyword", "kind=first", "kind=rephrased", "length=short",
+		"MRR@10 on each set's all half", "base", "left-out",
 		"Ablation: MRR@10 each factor earns", "synonyms", "generalises",
 	} {
 		if !strings.Contains(out, want) {
@@ -77,9 +81,43 @@ func TestEvalSuite(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
+	// toolshelf, pi, the base and no left-out fold: the weights file has
+	// none for a set of this suite.
 	if got.Disabled != "synonyms,stemming" || len(got.Sets) != 1 || got.Sets[0].Name != "mine" || got.Sets[0].Tools != 3 ||
-		len(got.Sets[0].Reports) != 2 || got.Sets[0].Reports[1].Ranker != "pi" {
+		len(got.Sets[0].Reports) != 4 || got.Sets[0].Reports[1].Ranker != "pi" || got.Sets[0].Reports[2].Ranker != "base" ||
+		got.Sets[0].Reports[3].Ranker != "" {
 		t.Errorf("json %+v", got)
+	}
+}
+
+// TestEvalFit fits the weights on a small suite and reads back the file
+// it writes.
+func TestEvalFit(t *testing.T) {
+	suite := writeEvalSuite(t)
+	path := filepath.Join(t.TempDir(), "weights.json")
+	code, out, errOut := run(t, "eval", "--suite", suite, "--fit", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"Factors, judged on each left-out set's fit half", "stays", "fitted: name", "wrote " + path} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := search.ParseWeights(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Folds) != 2 || w.Seed != eval.FitSeed {
+		t.Errorf("weights %+v: want a fold for each of the two sets", w)
+	}
+	code, _, errOut = run(t, "eval", "--suite", suite, "--fit", path, "--ablate")
+	if code != 2 || !strings.Contains(errOut, "--fit fits the default ranker on the fit halves") {
+		t.Errorf("--fit --ablate: exit %d, %q", code, errOut)
 	}
 }
 
@@ -94,7 +132,8 @@ func TestEvalSuiteUsageErrors(t *testing.T) {
 		{[]string{"eval", "--suite", suite, "--ranker", "pi"}, "--suite runs both rankers"},
 		{[]string{"eval", "--suite", suite, "--set", "nope"}, `--set: no set named "nope": the suite has mine, steps`},
 		{[]string{"eval", "--suite", suite, "--disable", "nope"}, `--disable: unknown ranking factor "nope"`},
-		{[]string{"eval", "--queries", "q.jsonl", "--ablate"}, "--ablate and --set work with --suite"},
+		{[]string{"eval", "--queries", "q.jsonl", "--ablate"}, "--ablate, --set, --half and --fit work with --suite"},
+		{[]string{"eval", "--suite", suite, "--half", "odd"}, `--half "odd": use test, fit or all`},
 		{[]string{"eval", "--queries", "q.jsonl", "--ranker", "pi", "--disable", "synonyms"}, "--disable works with the toolshelf ranker only"},
 	} {
 		code, _, errOut := run(t, tt.args...)
