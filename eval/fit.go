@@ -146,18 +146,11 @@ func FitSuite(sets []*LoadedSet, seed uint64, suite string, progress func(string
 	}
 	index := func(disable search.Factor) ([]*search.FitIndex, error) {
 		out := make([]*search.FitIndex, len(fitSets))
-		errs := make([]error, len(fitSets))
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		var wg sync.WaitGroup
-		for i, fs := range fitSets {
-			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				out[i], errs[i] = search.NewFitIndex(fs, disable)
-			})
-		}
-		wg.Wait()
-		return out, errors.Join(errs...)
+		err := forEach(len(fitSets), func(i int) (err error) {
+			out[i], err = search.NewFitIndex(fitSets[i], disable)
+			return err
+		})
+		return out, err
 	}
 	// fitAll fits the default on every set and a fold per left-out set.
 	fitAll := func(xs []*search.FitIndex, disable search.Factor) (search.Params, float64, map[string]search.Params, error) {
@@ -228,41 +221,32 @@ func judgeFactors(sets []*LoadedSet, fitSets []search.FitSet, xs []*search.FitIn
 	factors := search.Factors()
 	earned := make([][]float64, len(sets)) // by set, then factor
 	noise := make([][]float64, len(sets))
-	errs := make([]error, len(sets))
 	say("judging %d factors on %d left-out sets", len(factors), len(sets))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, s := range sets {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			errs[i] = func() error {
-				on, err := xs[i].RR(folds[s.Name], 0)
-				if err != nil {
+	err := forEach(len(sets), func(i int) error {
+		s := sets[i]
+		on, err := xs[i].RR(folds[s.Name], 0)
+		if err != nil {
+			return err
+		}
+		for _, f := range factors {
+			x := xs[i]
+			if !search.ParamFactor(f) {
+				// An analysis step: index the set again without it.
+				if x, err = search.NewFitIndex(fitSets[i], f); err != nil {
 					return err
 				}
-				for _, f := range factors {
-					x := xs[i]
-					if !search.ParamFactor(f) {
-						// An analysis step: index the set again without it.
-						if x, err = search.NewFitIndex(fitSets[i], f); err != nil {
-							return err
-						}
-					}
-					off, err := x.RR(folds[s.Name], f)
-					if err != nil {
-						return err
-					}
-					m, n := pairedDiff(on, off)
-					earned[i] = append(earned[i], m)
-					noise[i] = append(noise[i], n)
-				}
-				return nil
-			}()
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+			}
+			off, err := x.RR(folds[s.Name], f)
+			if err != nil {
+				return err
+			}
+			m, n := pairedDiff(on, off)
+			earned[i] = append(earned[i], m)
+			noise[i] = append(noise[i], n)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := make([]FactorVerdict, len(factors))
@@ -274,4 +258,22 @@ func judgeFactors(sets []*LoadedSet, fitSets []search.FitSet, xs []*search.FitIn
 		}
 	}
 	return out, nil
+}
+
+// forEach calls f for 0 to n-1, as many at once as there are processors,
+// and returns every error. Each call writes only its own results, so what
+// they compute does not depend on scheduling.
+func forEach(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = f(i)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

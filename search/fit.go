@@ -77,21 +77,6 @@ func (r *BM25F) withParams(p Params) *BM25F {
 	return c
 }
 
-// MRR returns the mean reciprocal rank of the first relevant hit within
-// the first ten, over the set's queries, when the ranker scores with p and
-// the parameter factors of disable off.
-func (x *FitIndex) MRR(p Params, disable Factor) (float64, error) {
-	rr, err := x.RR(p, disable)
-	if err != nil || len(rr) == 0 {
-		return 0, err
-	}
-	sum := 0.0
-	for _, v := range rr {
-		sum += v
-	}
-	return sum / float64(len(rr)), nil
-}
-
 // RR returns, per query of the set, the reciprocal rank of its first
 // relevant hit within the first ten (0 when none is there), when the
 // ranker scores with p and the parameter factors of disable off.
