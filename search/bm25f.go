@@ -2,8 +2,8 @@ package search
 
 import (
 	"fmt"
-
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -211,6 +211,9 @@ type analyzed struct {
 	nameTerms int
 }
 
+// analyze splits a document into its fields' terms. serverText holds the
+// analysed text of each server (serverTextKey); analyze only reads it, so
+// that documents can be analysed at once.
 func (r *BM25F) analyze(d Document, serverText map[string][]string) analyzed {
 	short := d.OriginalName
 	server := strings.TrimPrefix(d.Namespace.Name, "mcp__")
@@ -236,17 +239,7 @@ func (r *BM25F) analyze(d Document, serverText map[string][]string) analyzed {
 	}
 	// The namespace as the reference reads it: mcp__github is mcp and github.
 	fields[fieldServer] = r.an.fieldTerms(clipText(d.Namespace.Name, maxFieldText), nil)
-	if ns := d.Namespace; ns.Description != "" || ns.Instructions != "" {
-		// The tools of one server share its text: analysed once per Add.
-		key := ns.Description + "\x00" + ns.Instructions
-		terms, ok := serverText[key]
-		if !ok {
-			terms = r.an.fieldTerms(clipText(ns.Description, maxFieldText), nil)
-			terms = r.an.fieldTerms(clipText(ns.Instructions, maxFieldText), terms)
-			serverText[key] = terms
-		}
-		fields[fieldServerText] = terms
-	}
+	fields[fieldServerText] = serverText[serverTextKey(d.Namespace)]
 
 	// Exact-name keys; a name without letters or digits has none.
 	keys := []string{normName(d.Name)}
@@ -344,13 +337,50 @@ func (r *BM25F) schemaTerms(n *node, out []string, b *textBudget) []string {
 	return out
 }
 
-// Add indexes documents.
-func (r *BM25F) Add(docs ...Document) {
-	as := make([]analyzed, len(docs))
-	serverText := make(map[string][]string)
-	for i, d := range docs {
-		as[i] = r.analyze(d, serverText)
+// serverTextKey is the key of a server's description and instructions,
+// which its tools share; "" when it has neither.
+func serverTextKey(ns Namespace) string {
+	if ns.Description == "" && ns.Instructions == "" {
+		return ""
 	}
+	return ns.Description + "\x00" + ns.Instructions
+}
+
+// analyzeChunk is how many documents one worker of Add analyses at a time.
+const analyzeChunk = 64
+
+// Add indexes documents. It analyses them on as many processors as there
+// are, then indexes them in order, so the index does not depend on how the
+// work was shared.
+func (r *BM25F) Add(docs ...Document) {
+	// The tools of one server share its text: analysed once per Add.
+	serverText := make(map[string][]string)
+	for _, d := range docs {
+		ns := d.Namespace
+		key := serverTextKey(ns)
+		if _, ok := serverText[key]; ok || key == "" {
+			continue
+		}
+		terms := r.an.fieldTerms(clipText(ns.Description, maxFieldText), nil)
+		serverText[key] = r.an.fieldTerms(clipText(ns.Instructions, maxFieldText), terms)
+	}
+	as := make([]analyzed, len(docs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), (len(docs)+analyzeChunk-1)/analyzeChunk) {
+		wg.Go(func() {
+			for {
+				start := int(next.Add(analyzeChunk)) - analyzeChunk
+				if start >= len(docs) {
+					return
+				}
+				for i := start; i < min(start+analyzeChunk, len(docs)); i++ {
+					as[i] = r.analyze(docs[i], serverText)
+				}
+			}
+		})
+	}
+	wg.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, d := range docs {
@@ -481,7 +511,8 @@ func (r *BM25F) searchParsed(q Query, pq parsedQuery) Result {
 	limit := min(q.Limit, c.n) // no more hits than candidates
 	matchedAny := r.score(pq.slots, &c, s)
 	r.scaleScores(s)
-	top := r.idx.topK(s.touched, s.score, limit+len(exact))
+	s.pos = r.idx.topK(s.touched, s.score, limit+len(exact), s.pos)
+	top := s.pos
 	hits := make([]Hit, 0, min(limit, len(exact)+len(top)))
 	for _, slot := range exact {
 		hits = append(hits, Hit{Name: r.idx.slots[slot].name, Exact: true})
@@ -512,7 +543,8 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 	}
 	nm := r.normsFor(c)
 	var required uint64
-	var slotDocs []int32
+	slotDocs := s.slotDocs[:0]
+	defer func() { s.slotDocs = slotDocs[:0] }()
 	// keep records v as document d's slot score when it beats the best
 	// alternative so far.
 	keep := func(d int32, v float64) {

@@ -253,7 +253,8 @@ func (r *PI) Search(q Query) Result {
 			s.score[p.slot] += idf * ((tf * (piK1 + 1)) / (tf + norm))
 		}
 	}
-	top := idx.topK(s.touched, s.score, min(q.Limit, c.n))
+	s.pos = idx.topK(s.touched, s.score, min(q.Limit, c.n), s.pos)
+	top := s.pos
 	hits := make([]Hit, len(top))
 	for i, slot := range top {
 		hits[i] = Hit{Name: idx.slots[slot].name, Score: s.score[slot]}

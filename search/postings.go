@@ -49,6 +49,9 @@ type postings struct {
 	termID map[string]int32
 	lists  [][]posting
 	sumLen [maxFields]float64
+	// at maps, while add builds one document's postings, a term id to
+	// its posting's index plus one (0: none yet); add clears what it set.
+	at []int32
 }
 
 func newPostings() *postings {
@@ -79,9 +82,8 @@ func (p *postings) add(name string, fields [][]string, newTerm func(string)) int
 		p.byName[name] = slot
 	}
 	d := docSlot{name: name, seq: seq, live: true}
-	// The document's postings, built in place: at maps a term id to its
+	// The document's postings, built in place: p.at maps a term id to its
 	// posting in ps.
-	at := make(map[int32]int32)
 	var ps []posting
 	for f, toks := range fields {
 		p.lens[slot][f] = uint32(len(toks))
@@ -92,14 +94,15 @@ func (p *postings) add(name string, fields [][]string, newTerm func(string)) int
 				id = int32(len(p.lists))
 				p.termID[tok] = id
 				p.lists = append(p.lists, nil)
+				p.at = append(p.at, 0)
 				if newTerm != nil {
 					newTerm(tok)
 				}
 			}
-			i, ok := at[id]
-			if !ok {
+			i := p.at[id] - 1
+			if i < 0 {
 				i = int32(len(ps))
-				at[id] = i
+				p.at[id] = i + 1
 				ps = append(ps, posting{slot: slot})
 				d.terms = append(d.terms, id)
 			}
@@ -111,7 +114,8 @@ func (p *postings) add(name string, fields [][]string, newTerm func(string)) int
 	}
 	slices.Sort(d.terms)
 	for _, id := range d.terms {
-		p.lists[id] = append(p.lists[id], ps[at[id]])
+		p.lists[id] = append(p.lists[id], ps[p.at[id]-1])
+		p.at[id] = 0
 	}
 	p.slots[slot] = d
 	p.live++
@@ -213,6 +217,10 @@ type scratch struct {
 	touched []int32
 	altSeen []int32
 	slotIDF []float64
+	// slotDocs lists the documents one query slot of several alternatives
+	// matched; pos lists the positively scored documents topK ranks.
+	slotDocs []int32
+	pos      []int32
 }
 
 // altAcc accumulates, per document, one query slot's weighted
@@ -259,6 +267,8 @@ func (sp *scratchPool) put(s *scratch) {
 	s.touched = s.touched[:0]
 	s.altSeen = s.altSeen[:0]
 	s.slotIDF = s.slotIDF[:0]
+	s.slotDocs = s.slotDocs[:0]
+	s.pos = s.pos[:0]
 	sp.pool.Put(s)
 }
 
@@ -281,15 +291,16 @@ func (p *postings) candidates(exclude []string, s *scratch) candidates {
 }
 
 // topK returns the k best slots among those touched with a positive score,
-// by score descending and insertion order ascending.
-func (p *postings) topK(touched []int32, score []float64, k int) []int32 {
+// by score descending and insertion order ascending. It keeps them in
+// pos, which it reuses, and returns a slice of it.
+func (p *postings) topK(touched []int32, score []float64, k int, pos []int32) []int32 {
 	better := func(a, b int32) int {
 		if c := cmp.Compare(score[b], score[a]); c != 0 {
 			return c
 		}
 		return compareSeq(p, a, b)
 	}
-	pos := make([]int32, 0, len(touched))
+	pos = pos[:0]
 	for _, t := range touched {
 		if score[t] > 0 {
 			pos = append(pos, t)
@@ -301,7 +312,7 @@ func (p *postings) topK(touched []int32, score []float64, k int) []int32 {
 	// Only matching documents are touched; when many match, keep the k
 	// best with a bounded heap before sorting.
 	if len(pos)/4 > k {
-		pos = selectTop(pos, k, better)
+		pos = append(pos[:0], selectTop(pos, k, better)...)
 	}
 	slices.SortFunc(pos, better)
 	if len(pos) > k {
