@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolshelf/toolshelf/catalog/builtin"
-	"github.com/toolshelf/toolshelf/eval"
 	"github.com/toolshelf/toolshelf/internal/atomicfile"
+	"github.com/toolshelf/toolshelf/internal/eval"
 	"github.com/toolshelf/toolshelf/search"
 )
 

@@ -22,7 +22,7 @@ var layer = map[string]int{
 	"bench":               2,
 	"gateway":             2,
 	"":                    3, // the root package, toolshelf: the front door
-	"eval":                4,
+	"internal/eval":       4,
 	"lint":                4,
 	"agent":               4,
 	"codemode":            4,

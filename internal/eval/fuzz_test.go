@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolshelf/toolshelf/eval"
+	"github.com/toolshelf/toolshelf/internal/eval"
 )
 
 // FuzzReadQueries reads arbitrary bytes as a labeled query file.
@@ -21,7 +21,7 @@ import (
 // query, a language and relevant tools that each name a server and a tool;
 // the queries written out again read back the same.
 func FuzzReadQueries(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "*.jsonl"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "*.jsonl"))
 	if err != nil || len(files) == 0 {
 		f.Fatalf("no query files (%v)", err)
 	}

@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	"github.com/toolshelf/toolshelf/catalog/builtin"
-	"github.com/toolshelf/toolshelf/eval"
+	"github.com/toolshelf/toolshelf/internal/eval"
 	"github.com/toolshelf/toolshelf/search"
 )
 
 // suiteFile is the repository's suite: the public dev queries, our own
 // queries, the task steps' queries and the sets written by others.
-const suiteFile = "../testdata/suite.json"
+const suiteFile = "../../testdata/suite.json"
 
 // suiteRun evaluates the whole suite once per test binary: the default
 // ranker and the reference on the whole of each set, and those two, the
@@ -205,7 +205,7 @@ func TestFitReproducesWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile("../search/weights.json")
+	want, err := os.ReadFile("../../search/weights.json")
 	if err != nil {
 		t.Fatal(err)
 	}

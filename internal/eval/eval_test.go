@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolshelf/toolshelf/eval"
+	"github.com/toolshelf/toolshelf/internal/eval"
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/tool"
 )

@@ -25,4 +25,7 @@
 // fold per left-out set, and judges every factor on the left-out sets
 // ([FactorVerdict]); `toolshelf eval --fit` writes the result as the
 // search package's embedded weights file.
+//
+// It is internal: `toolshelf eval` is its one user. A program that wants
+// these figures for its own catalog runs that command.
 package eval
