@@ -18,10 +18,10 @@ import (
 
 	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/agent"
-	"github.com/toolshelf/toolshelf/bench/standin"
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/internal/safetext"
+	"github.com/toolshelf/toolshelf/internal/standin"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/provider"
