@@ -206,6 +206,9 @@ func (r *agentRun) notify(n toolshelf.Note) {
 	switch n.Kind {
 	case toolshelf.NoteWaiting:
 		fmt.Fprintln(r.e.stderr, "toolshelf: "+n.Text)
+	case toolshelf.NoteServerFailed:
+		// The log has said so already, with the reason (warnings are
+		// always logged).
 	case toolshelf.NoteMetrics:
 		if !r.metricsWarned {
 			r.metricsWarned = true
