@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/session"
 	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/toolsearch"
@@ -62,7 +65,9 @@ type AgentConfig struct {
 	AfterToolCall  []agent.AfterHook
 	Sequential     bool
 	// Notify, when set, receives what the conversation has to say about
-	// itself: servers still connecting after the first wait, selections.
+	// itself: servers still connecting after the first wait, servers that
+	// failed, selections, a failing metrics log. It is called on the
+	// goroutine that ranges over [Agent.Run].
 	Notify func(Note)
 	// Now returns the time of prompts and messages; nil means time.Now.
 	Now func() time.Time
@@ -145,6 +150,12 @@ const (
 	// NoteSelectionFailed: a selection failed; the model can load tools
 	// with tool_search.
 	NoteSelectionFailed NoteKind = "selection-failed"
+	// NoteServerFailed: an MCP server (of the servers file or
+	// Config.Servers) failed to connect, so its tools are missing; the
+	// text names it and says why. Each failure is noted once, before the
+	// first request of the prompt that finds it or at the end of the
+	// prompt during which it happened.
+	NoteServerFailed NoteKind = "server-failed"
 )
 
 // Agent is one conversation on a shelf.
@@ -160,13 +171,53 @@ type Agent struct {
 	// inner holds the calls of the turn's codemode scripts until the
 	// turn's record is written.
 	inner []codemode.Call
+	// failed holds the error noted for each server that failed, so that a
+	// failure is noted once (NoteServerFailed).
+	failed map[string]string
+
+	mu    sync.Mutex // guards usage
+	usage Usage
+}
+
+// Usage sums the tokens of a conversation's model requests. Each part of
+// the prompt is named: where [llm.Usage.Input] counts the uncached part
+// alone, TotalInput counts every prompt token.
+type Usage struct {
+	// Requests counts the model requests whose answers reported usage:
+	// the agent's, and those of two-phase selection.
+	Requests int
+	// TotalInput counts every prompt token: Uncached + CacheRead +
+	// CacheWrite.
+	TotalInput int
+	// Uncached counts the prompt tokens the cache neither served nor took
+	// (llm.Usage.Input).
+	Uncached int
+	// CacheRead counts the prompt tokens served from the provider's cache.
+	CacheRead int
+	// CacheWrite counts the prompt tokens written to the cache.
+	CacheWrite int
+	// Output counts the generated tokens, reasoning included.
+	Output int
+}
+
+// add counts the usage of requests answered.
+func (u *Usage) add(requests int, v llm.Usage) {
+	u.Requests += requests
+	u.TotalInput += v.TotalInput()
+	u.Uncached += v.Input
+	u.CacheRead += v.CacheRead
+	u.CacheWrite += v.CacheWrite
+	u.Output += v.Output
 }
 
 // Agent starts a conversation on the shelf: new, or resumed from (or
 // forked off) a session file. A resumed conversation keeps the tools its
 // transcript declared. tool_search is declared when some tool waits on
-// the shelf (with Select, only when selection falls back to it). Close the
-// Agent to close its session; the shelf hosts one conversation at a time.
+// the shelf (with Select, only when selection falls back to it). The
+// shelf hosts one conversation at a time: while one is open, Agent fails
+// with [ErrBusy]. Close the Agent to close its session and free the shelf
+// for the next conversation, which starts from the tools the first
+// started with.
 func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	a := &Agent{shelf: s, cfg: cfg}
 	model := cfg.Model
@@ -180,7 +231,15 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		}
 		a.api, a.model, a.class = string(api), p.Model, string(p.Capabilities.Tools)
 	}
-	s.begin()
+	if err := s.begin(a); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = a.Close()
+		}
+	}()
 	var msgs []llm.Message
 	if cfg.Session != nil {
 		var err error
@@ -189,12 +248,6 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		}
 		msgs = a.session.Messages()
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = a.Close()
-		}
-	}()
 	acfg := agent.Config{
 		Model: model, Tools: s.reg, Messages: msgs, SystemPrompt: cfg.SystemPrompt,
 		Sections: llm.Sections{s.mcp.Section()}, MaxTurns: cfg.MaxTurns, MaxTokens: cfg.MaxTokens,
@@ -303,6 +356,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) iter.Seq2[agent.Event, e
 		if a.cfg.Now != nil {
 			now = a.cfg.Now
 		}
+		defer a.noteFailures()
 		for ev, err := range a.loop.Run(ctx, llm.UserText(prompt, now().UnixMilli())) {
 			if err == nil {
 				a.observe(ev)
@@ -312,6 +366,42 @@ func (a *Agent) Run(ctx context.Context, prompt string) iter.Seq2[agent.Event, e
 			}
 		}
 	}
+}
+
+// noteFailures notes the MCP servers that failed to connect since the
+// last notes ([NoteServerFailed]).
+func (a *Agent) noteFailures() {
+	for _, st := range a.shelf.mcp.Servers() {
+		if st.State != mcpclient.Failed || errors.Is(st.Err, mcpclient.ErrStopped) {
+			delete(a.failed, st.Name)
+			continue
+		}
+		msg := fmt.Sprint(st.Err)
+		if a.failed[st.Name] == msg {
+			continue
+		}
+		if a.failed == nil {
+			a.failed = map[string]string{}
+		}
+		a.failed[st.Name] = msg
+		a.notify(NoteServerFailed, fmt.Sprintf("MCP server %s failed to connect, so its tools are missing: %s", st.Name, msg))
+	}
+}
+
+// Usage returns the tokens of the conversation's model requests so far,
+// summed: since the Agent started (a resumed session's earlier requests
+// are in its messages' usage). It is safe to call while a prompt runs.
+func (a *Agent) Usage() Usage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.usage
+}
+
+// count adds requests' usage to the conversation's.
+func (a *Agent) count(requests int, u llm.Usage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.usage.add(requests, u)
 }
 
 // prepare does what comes before a prompt's requests.
@@ -329,6 +419,7 @@ func (a *Agent) prepare(ctx context.Context, prompt string) error {
 			}
 		}
 	}
+	a.noteFailures()
 	if a.sel != nil {
 		if err := a.sel.forTask(ctx, prompt); err != nil {
 			return err
@@ -359,8 +450,10 @@ func (a *Agent) Loop() *agent.Agent { return a.loop }
 // Session returns the conversation's session, nil when it is not saved.
 func (a *Agent) Session() *session.Session { return a.session }
 
-// Close closes the session, if any, releasing its lock.
+// Close ends the conversation: it closes the session, if any, releasing
+// its lock, and frees the shelf for the next conversation.
 func (a *Agent) Close() error {
+	a.shelf.end(a)
 	if a.session == nil {
 		return nil
 	}

@@ -9,7 +9,9 @@
 // model loads them.
 //
 // [Shelf.Agent] starts a conversation with a model — the caller's
-// [llm.Model] or a provider named in [Provider] — new, resumed from a
+// [llm.Model] or a provider named in [Provider], one of [Providers]:
+// Anthropic, OpenAI, any Chat Completions server, or the offline
+// [Emulator], which runs in process with no key — new, resumed from a
 // session file or forked from one, optionally with two-phase selection
 // ([SelectConfig]). [Agent.Run] runs one prompt. The front door applies the
 // rules that keep the provider's prompt cache: a resumed conversation keeps
@@ -22,6 +24,9 @@
 // next request.
 //
 // A Shelf hosts one conversation at a time: the registry's active set is
-// the conversation's. The command line (run, chat, mcp, bench) is built on
-// this package.
+// the conversation's, so a second [Shelf.Agent] fails with [ErrBusy] until
+// the first is closed. A server that fails to connect is reported to the
+// conversation ([NoteServerFailed]); [Agent.Usage] sums the tokens of its
+// requests. The command line (run, chat, mcp, bench) is built on this
+// package.
 package toolshelf

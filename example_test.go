@@ -2,6 +2,7 @@ package toolshelf_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -132,4 +133,47 @@ func Example_codemode() {
 	}
 	// Output:
 	// codemode → saved: milk; saved: eggs; saved: bread (3 calls inside)
+}
+
+// The offline provider: no key and no network. The built-in emulator
+// answers in process, behind the adapter of the model's API, and its
+// stand-in model finds the program's tool with tool_search, calls it and
+// reports what it returned. Agent.Usage sums the requests' tokens, every
+// part of the prompt named.
+func Example_offline() {
+	ctx := context.Background()
+	forecast := tool.Tool{Name: "get_forecast", Description: "Get the weather forecast.", Exposure: tool.Deferred,
+		Handler: tool.HandlerFunc(func(context.Context, json.RawMessage) (*tool.Result, error) {
+			return tool.TextResult("Sunny, 21 °C."), nil
+		})}
+	shelf, err := toolshelf.New(ctx, toolshelf.Config{Tools: []tool.Tool{forecast}})
+	if err != nil {
+		panic(err)
+	}
+	defer shelf.Close()
+	a, err := shelf.Agent(ctx, toolshelf.AgentConfig{Provider: toolshelf.Provider{Name: toolshelf.Emulator}})
+	if err != nil {
+		panic(err)
+	}
+	defer a.Close()
+	for ev, err := range a.Run(ctx, "what is the weather forecast") {
+		if err != nil {
+			panic(err)
+		}
+		switch {
+		case ev.Type == agent.EventToolStart:
+			fmt.Println("→", ev.Call.Name)
+		case ev.Type == agent.EventStream && ev.Stream.Type == llm.EventTextDelta:
+			fmt.Print(ev.Stream.Delta)
+		}
+	}
+	u := a.Usage()
+	fmt.Printf("\n%d requests; every prompt token is uncached, read or written: %v\n",
+		u.Requests, u.TotalInput == u.Uncached+u.CacheRead+u.CacheWrite)
+	// Output:
+	// → tool_search
+	// → get_forecast
+	// get_forecast returned:
+	// Sunny, 21 °C.
+	// 3 requests; every prompt token is uncached, read or written: true
 }

@@ -119,13 +119,17 @@ func (m *metricsLog) uses() map[string]int {
 	return uses
 }
 
-// observe records the request an agent event closes: at each turn's end,
-// the answer's usage and tool calls with the tools the transcript declared
+// observe counts the request an agent event closes, at each turn's end,
+// in the conversation's usage, and records it in the metrics log: the
+// answer's usage and tool calls with the tools the transcript declared
 // for it (nothing is declared between a request and its turn's end).
 //
 // The tool calls of the answer's codemode scripts, which the tool results
 // carry (codemode.Details), are counted in the same record.
 func (a *Agent) observe(ev agent.Event) {
+	if ev.Type == agent.EventTurnEnd && ev.Message != nil && ev.Message.Usage != nil {
+		a.count(1, *ev.Message.Usage)
+	}
 	m := a.shelf.metrics
 	if m == nil {
 		return
@@ -174,9 +178,11 @@ func (a *Agent) observe(ev agent.Event) {
 	a.appendRecord(rec)
 }
 
-// observeSelection records the requests of a two-phase selection as one
-// record (strategy "selection"), so the log counts what selecting costs.
+// observeSelection counts the requests of a two-phase selection in the
+// conversation's usage and records them as one record (strategy
+// "selection"), so the log counts what selecting costs.
 func (a *Agent) observeSelection(requests int, u llm.Usage) {
+	a.count(requests, u)
 	if a.shelf.metrics == nil || requests == 0 {
 		return
 	}

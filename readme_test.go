@@ -2,20 +2,21 @@ package toolshelf_test
 
 import (
 	"bytes"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/toolshelf/toolshelf/emulator"
 )
 
 // TestREADMELibraryProgram checks that the README's library program is
-// examples/library/main.go, word for word, and that the program runs: built
-// with the go command and pointed at the provider emulator, it answers a
-// prompt and saves the session.
+// examples/library/main.go, word for word, and that the program runs as a
+// fresh clone runs it: built with the go command, without a key or a
+// network, it answers a prompt offline (the stand-in model loads the
+// program's tool with tool_search and reports what it returned) and saves
+// the session.
 func TestREADMELibraryProgram(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
@@ -34,8 +35,11 @@ func TestREADMELibraryProgram(t *testing.T) {
 	if block+"\n" != string(program) {
 		t.Errorf("the README's program differs from examples/library/main.go:\n%s", block)
 	}
-	if n := strings.Count(string(program), "\n"); n > 40 {
-		t.Errorf("the program is %d lines long; a newcomer should need at most 40", n)
+	if n := strings.Count(string(program), "\n"); n > 50 {
+		t.Errorf("the program is %d lines long; a newcomer should need at most 50", n)
+	}
+	if !strings.Contains(section, "go run ./examples/library "+strconv.Quote(libraryPrompt)) {
+		t.Errorf("the README's library section does not say how to run the program offline: go run ./examples/library %q", libraryPrompt)
 	}
 
 	if testing.Short() {
@@ -50,29 +54,32 @@ func TestREADMELibraryProgram(t *testing.T) {
 	if out, err := exec.Command(goTool, "build", "-o", bin, "./examples/library").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	em, err := emulator.New(emulator.Config{Responder: emulator.Echo{}})
-	if err != nil {
+	servers := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(servers, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(em)
-	defer srv.Close()
-	if err := os.WriteFile(filepath.Join(dir, "mcp.json"), []byte(`{"mcpServers": {}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "hello there")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+srv.URL,
-		"XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("the program: %v\n%s", err, stderr.String())
-	}
-	if got := stdout.String(); !strings.Contains(got, "echo: hello there") {
-		t.Errorf("the program printed %q", got)
-	}
-	sessions, _ := filepath.Glob(filepath.Join(dir, "data", "toolshelf", "sessions", "*.jsonl"))
-	if len(sessions) != 1 {
-		t.Errorf("sessions saved: %v, want one", sessions)
+	for _, env := range [][]string{nil, {"TOOLSHELF_MCP=" + servers}} {
+		home := t.TempDir()
+		cmd := exec.Command(bin, libraryPrompt)
+		cmd.Dir = dir
+		// No key and no provider: what a fresh clone has.
+		cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+			return strings.HasPrefix(kv, "ANTHROPIC_") || strings.HasPrefix(kv, "OPENAI_") || strings.HasPrefix(kv, "TOOLSHELF_")
+		}), append(env, "XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_STATE_HOME="+filepath.Join(home, "state"))...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: the program: %v\n%s", env, err, stderr.String())
+		}
+		if got, want := stdout.String(), "get_forecast returned:\nSunny, 21 °C.\n"; got != want {
+			t.Errorf("%v: the program printed %q, want %q", env, got, want)
+		}
+		sessions, _ := filepath.Glob(filepath.Join(home, "data", "toolshelf", "sessions", "*.jsonl"))
+		if len(sessions) != 1 {
+			t.Errorf("%v: sessions saved: %v, want one", env, sessions)
+		}
 	}
 }
+
+// libraryPrompt is the prompt the README runs the library program with.
+const libraryPrompt = "what is the weather forecast"

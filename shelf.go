@@ -31,9 +31,14 @@ type Config struct {
 	// caller's transport (see [mcpclient.ServerConfig]). Each is checked
 	// when the shelf is made.
 	Servers []mcpclient.ServerConfig
-	// Tools are the program's own tools, registered as given: direct tools
-	// are declared from the first request, deferred ones wait on the shelf
-	// for tool_search.
+	// Tools are the program's own tools. Each needs a Handler and an
+	// explicit Exposure, or New fails: tool.Direct is declared from the
+	// first request, tool.Deferred waits on the shelf until tool_search
+	// loads it (as an MCP server's tools do unless its configuration says
+	// otherwise). The front door asks, because the zero value means direct
+	// in package tool and deferred in a servers file. A gateway (package
+	// gateway) searches the shelf only: its tool_search finds a program's
+	// tool only when it is deferred.
 	Tools []tool.Tool
 	// Ranker is the search ranker: "toolshelf" (the default) or "pi" (the
 	// reference's BM25).
@@ -45,7 +50,8 @@ type Config struct {
 	// model request (read it with toolshelf stats); empty means none.
 	Metrics string
 	// Logger receives the MCP servers' connection events and standard
-	// error; nil discards them.
+	// error; nil discards them. A server that fails to connect is reported
+	// to conversations whatever the logger ([NoteServerFailed]).
 	Logger *slog.Logger
 	// ClientName and ClientVersion identify the shelf to MCP servers;
 	// empty means "toolshelf" and "dev".
@@ -74,9 +80,9 @@ type CodemodeConfig struct {
 }
 
 // A Shelf holds the tools — the program's, the MCP servers', tool_search —
-// with their index, and hosts one conversation at a time ([Shelf.Agent]).
-// Make one with [New]; Close it when done. Its methods are safe for
-// concurrent use.
+// with their index, and hosts one conversation at a time ([Shelf.Agent]:
+// a second one fails with [ErrBusy] until the first is closed). Make one
+// with [New]; Close it when done. Its methods are safe for concurrent use.
 type Shelf struct {
 	reg      *tool.Registry
 	mcp      *mcpclient.Manager
@@ -87,12 +93,35 @@ type Shelf struct {
 	// shelf's sessions record.
 	mcpFile string
 
-	mu sync.Mutex
+	mu sync.Mutex // guards the fields below
 	// baseline is the active set the first conversation started with;
 	// each later conversation starts from it again.
 	baseline []string
 	started  bool
-	cancel   context.CancelFunc
+	// open is the conversation the shelf hosts, nil when none is open.
+	open   *Agent
+	cancel context.CancelFunc
+}
+
+// ErrBusy is the error of [Shelf.Agent] while another conversation on the
+// shelf is open: the registry's active set is the conversation's, so a
+// shelf hosts one at a time. Close the open [Agent] first, or make another
+// shelf.
+var ErrBusy = errors.New("toolshelf: the shelf already hosts an open conversation: Close that Agent first (a shelf hosts one at a time)")
+
+// checkTools refuses program tools the front door cannot run as told:
+// without a handler, or without an exposure.
+func checkTools(tools []tool.Tool) error {
+	var errs []error
+	for _, t := range tools {
+		switch {
+		case t.Handler == nil:
+			errs = append(errs, fmt.Errorf("toolshelf: %w %q: no Handler: a program's tool must run when the model calls it", tool.ErrInvalid, t.Name))
+		case t.Exposure == "":
+			errs = append(errs, fmt.Errorf("toolshelf: %w %q: no Exposure: set tool.Direct (declared from the first request) or tool.Deferred (on the shelf until tool_search loads it, as MCP servers' tools are by default)", tool.ErrInvalid, t.Name))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // New makes a shelf: it registers cfg's tools and tool_search, reads the
@@ -100,6 +129,9 @@ type Shelf struct {
 // (ctx bounds that work; Close ends it). It returns at once; a
 // conversation waits for the servers it needs.
 func New(ctx context.Context, cfg Config) (*Shelf, error) {
+	if err := checkTools(cfg.Tools); err != nil {
+		return nil, err
+	}
 	reg := tool.NewRegistry()
 	if err := reg.Register(cfg.Tools...); err != nil {
 		return nil, fmt.Errorf("toolshelf: %w", err)
@@ -239,17 +271,33 @@ func (s *Shelf) Close() error {
 	return err
 }
 
-// begin prepares the registry for a new conversation: the first keeps the
-// active set as it is (and records it), later ones start from that record.
-func (s *Shelf) begin() {
+// begin makes a the shelf's open conversation and prepares the registry
+// for it: the first keeps the active set as it is (and records it), later
+// ones start from that record. It fails with ErrBusy while another is
+// open.
+func (s *Shelf) begin(a *Agent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.open != nil {
+		return ErrBusy
+	}
+	s.open = a
 	if !s.started {
 		s.started = true
 		s.baseline = s.reg.ActiveNames()
-		return
+		return nil
 	}
 	s.reg.SetActive(s.baseline...)
+	return nil
+}
+
+// end frees the shelf of conversation a, if it is the open one.
+func (s *Shelf) end(a *Agent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open == a {
+		s.open = nil
+	}
 }
 
 // Record appends rec to the shelf's metrics log (Config.Metrics), so that

@@ -68,7 +68,7 @@ func TestZeroValues(t *testing.T) {
 // when a tool waits on the shelf — a deferred tool of the program's or a
 // deferred MCP server — and not otherwise.
 func TestToolSearchOnlyWhenSomethingWaits(t *testing.T) {
-	direct := tool.Tool{Name: "read", Description: "Read a file.", Handler: tool.HandlerFunc(func(context.Context, json.RawMessage) (*tool.Result, error) {
+	direct := tool.Tool{Name: "read", Description: "Read a file.", Exposure: tool.Direct, Handler: tool.HandlerFunc(func(context.Context, json.RawMessage) (*tool.Result, error) {
 		return tool.TextResult("text"), nil
 	})}
 	deferred := direct

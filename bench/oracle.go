@@ -8,9 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/toolshelf/toolshelf/bench/standin"
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/emulator"
+	"github.com/toolshelf/toolshelf/internal/standin"
 	"github.com/toolshelf/toolshelf/selection"
 	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/toolsearch"

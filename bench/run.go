@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -78,23 +77,26 @@ type target struct {
 }
 
 // targetFor returns where a class is measured: changes on Anthropic
-// (claude-opus-5-5), additions on OpenAI Responses (gpt-5.6-sol, client
-// tool_search pairs), none and bridge on Chat Completions with an
-// open-weights model (llama-3.3-70b), so none and bridge compare on the
-// same model.
+// Messages and additions on OpenAI Responses (client tool_search pairs),
+// each with its provider's default model, none and bridge on Chat
+// Completions with an open-weights model (llama-3.3-70b), so none and
+// bridge compare on the same model. The emulator answers them all.
 func targetFor(class llm.ToolSupport) (target, error) {
-	table := provider.DefaultTable()
+	on := func(name string) target {
+		p, _ := toolshelf.LookupProvider(name)
+		return target{p.API, p.DefaultModel, provider.DefaultTable().Lookup(p.API, p.DefaultModel)}
+	}
+	open := target{provider.OpenAIChat, "llama-3.3-70b", provider.DefaultTable().Lookup(provider.OpenAIChat, "llama-3.3-70b")}
 	switch class {
 	case llm.ToolsChanges:
-		return target{provider.AnthropicMessages, "claude-opus-5-5", table.Lookup(provider.AnthropicMessages, "claude-opus-5-5")}, nil
+		return on(toolshelf.Anthropic), nil
 	case llm.ToolsAdditions:
-		return target{provider.OpenAIResponses, "gpt-5.6-sol", table.Lookup(provider.OpenAIResponses, "gpt-5.6-sol")}, nil
+		return on(toolshelf.OpenAI), nil
 	case llm.ToolsNone:
-		return target{provider.OpenAIChat, "llama-3.3-70b", table.Lookup(provider.OpenAIChat, "llama-3.3-70b")}, nil
+		return open, nil
 	case llm.ToolsBridge:
-		c := table.Lookup(provider.OpenAIChat, "llama-3.3-70b")
-		c.Tools = llm.ToolsBridge
-		return target{provider.OpenAIChat, "llama-3.3-70b", c}, nil
+		open.caps.Tools = llm.ToolsBridge
+		return open, nil
 	}
 	return target{}, fmt.Errorf("the benchmark has no target for class %q: use changes, additions, none or bridge", class)
 }
@@ -176,8 +178,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := httptest.NewServer(em)
-	defer srv.Close()
 
 	type job struct {
 		strategy Strategy
@@ -210,7 +210,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			r := &runner{cfg: &cfg, counter: counter, servers: servers, oracle: orc, rec: rec, baseURL: srv.URL,
+			r := &runner{cfg: &cfg, counter: counter, servers: servers, oracle: orc, rec: rec, em: em,
 				strategy: j.strategy, class: j.class, tick: tick}
 			results[i], errs[i] = r.run(ctx)
 		})
@@ -297,7 +297,7 @@ type runner struct {
 	servers  []*catalog.Server
 	oracle   *oracle
 	rec      *recorder
-	baseURL  string
+	em       *emulator.Server // answers every run's requests, in process
 	strategy Strategy
 	class    llm.ToolSupport
 	tick     func(Strategy, llm.ToolSupport, Task)
@@ -359,16 +359,8 @@ func (r *runner) model(key string) (llm.Model, error) {
 		return nil, err
 	}
 	noRetries := 0
-	p := toolshelf.Provider{Model: t.model, APIKey: key, BaseURL: r.baseURL + "/v1", Capabilities: &t.caps, MaxRetries: &noRetries}
-	switch t.api {
-	case provider.AnthropicMessages:
-		p.Name, p.BaseURL = toolshelf.Anthropic, r.baseURL
-	case provider.OpenAIResponses:
-		p.Name = toolshelf.OpenAI
-	default:
-		p.Name = toolshelf.OpenAIChat
-	}
-	return toolshelf.NewModel(p)
+	return toolshelf.NewModel(toolshelf.Provider{Name: toolshelf.Emulator, Emulator: r.em, API: t.api, Model: t.model,
+		APIKey: key, Capabilities: &t.caps, MaxRetries: &noRetries})
 }
 
 func (r *runner) run(ctx context.Context) (*RunResult, error) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/toolshelf/toolshelf/bench/standin"
 	"github.com/toolshelf/toolshelf/codemode"
+	"github.com/toolshelf/toolshelf/internal/standin"
 	"github.com/toolshelf/toolshelf/tool"
 )
 

@@ -5,7 +5,9 @@
 // prompt caches and reports cache reads and writes in the usage fields
 // where each API puts them.
 // Replies come from a Responder: an echo, a script, a function, or a
-// stand-in model (package bench/standin, the benchmark's oracle).
+// stand-in model (toolshelf's offline model, the benchmark's oracle).
+// Serve it over HTTP, or reach it in process through [Server.Client]:
+// nothing listens then.
 //
 // The emulator is independent of the code it checks: it depends on
 // toolshelf's llm and tokens packages and internal helpers only (the

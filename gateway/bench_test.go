@@ -13,9 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolshelf/toolshelf"
-	"github.com/toolshelf/toolshelf/bench/standin"
 	"github.com/toolshelf/toolshelf/catalog/builtin"
 	"github.com/toolshelf/toolshelf/gateway"
+	"github.com/toolshelf/toolshelf/internal/standin"
 	"github.com/toolshelf/toolshelf/mcpclient"
 )
 

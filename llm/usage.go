@@ -20,7 +20,8 @@ const (
 
 // Usage counts the tokens of one request.
 type Usage struct {
-	// Input counts uncached input tokens.
+	// Input counts the input tokens the prompt cache neither served nor
+	// took: the uncached part alone. TotalInput counts them all.
 	Input int `json:"input"`
 	// Output counts generated tokens, reasoning included.
 	Output int `json:"output"`

@@ -1,10 +1,13 @@
 // Command library is the program of the README's "Use toolshelf as a Go
-// library": an agent over the MCP servers of mcp.json that loads their
-// tools on demand and keeps the provider's prompt cache.
+// library": an agent whose tools wait on the shelf until the model loads
+// them, its own and those of the servers file $TOOLSHELF_MCP names. It
+// answers offline unless $TOOLSHELF_PROVIDER names a provider.
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"os"
@@ -12,18 +15,23 @@ import (
 	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/tool"
 )
 
 func main() {
 	ctx := context.Background()
-	shelf, err := toolshelf.New(ctx, toolshelf.Config{MCPFile: "mcp.json"})
+	forecast := tool.Tool{Name: "get_forecast", Description: "Get the weather forecast.", Exposure: tool.Deferred,
+		Handler: tool.HandlerFunc(func(context.Context, json.RawMessage) (*tool.Result, error) {
+			return tool.TextResult("Sunny, 21 °C."), nil
+		})}
+	shelf, err := toolshelf.New(ctx, toolshelf.Config{MCPFile: os.Getenv("TOOLSHELF_MCP"), Tools: []tool.Tool{forecast}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer shelf.Close()
 	a, err := shelf.Agent(ctx, toolshelf.AgentConfig{
-		Provider: toolshelf.Provider{Name: toolshelf.Anthropic}, // ANTHROPIC_API_KEY
-		Session:  &toolshelf.SessionConfig{},                    // saved, resumable
+		Provider: toolshelf.Provider{Name: cmp.Or(os.Getenv("TOOLSHELF_PROVIDER"), toolshelf.Emulator)},
+		Session:  &toolshelf.SessionConfig{}, // saved, resumable
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -37,4 +45,5 @@ func main() {
 			fmt.Print(ev.Stream.Delta)
 		}
 	}
+	fmt.Println()
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/emulator"
+	"github.com/toolshelf/toolshelf/provider"
 )
 
 func newEmulateCmd(e *env) *cobra.Command {
@@ -63,7 +65,10 @@ Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"
 			if err != nil {
 				return fmt.Errorf("--listen %s: %w", listen, err)
 			}
-			fmt.Fprintf(e.stdout, "emulator listening on http://%s (Anthropic base URL http://%[1]s, OpenAI base URL http://%[1]s/v1)\n", ln.Addr())
+			root := "http://" + ln.Addr().String()
+			anth, _ := toolshelf.ProviderOf(provider.AnthropicMessages)
+			oai, _ := toolshelf.ProviderOf(provider.OpenAIResponses)
+			fmt.Fprintf(e.stdout, "emulator listening on %s (Anthropic base URL %s, OpenAI base URL %s)\n", root, anth.BaseURL(root), oai.BaseURL(root))
 			if w := beyondLoopback(ln.Addr()); w != "" {
 				fmt.Fprintln(e.stderr, "toolshelf: warning: "+w)
 			}
@@ -78,10 +83,10 @@ Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"
 	return cmd
 }
 
-// emulatorServer is the HTTP server of an emulator (emulate, and run's
-// --provider emulator): headers must arrive within 10 s (the emulator
-// bounds the body itself, emulator.Config.BodyTimeout) and an idle
-// keep-alive connection is closed after 2 minutes.
+// emulatorServer is the HTTP server of toolshelf emulate: headers must
+// arrive within 10 s (the emulator bounds the body itself,
+// emulator.Config.BodyTimeout) and an idle keep-alive connection is closed
+// after 2 minutes.
 func emulatorServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 }

@@ -11,10 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
-	"github.com/toolshelf/toolshelf/provider/anthropic"
-	"github.com/toolshelf/toolshelf/provider/openai"
 )
 
 // capabilityFlags are the flags that choose a model's capabilities: the
@@ -77,16 +76,16 @@ func (f *capabilityFlags) lookup(api provider.API, model string) (provider.Capab
 
 func newCapabilitiesCmd(e *env) *cobra.Command {
 	var flags capabilityFlags
-	var api string
+	var name string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "capabilities [model...]",
 		Short: "Show which tool class each API and model gets",
 		Long: `capabilities resolves the capability table. For each model it prints the tool class
-the adapter renders and the flags behind it, on --api or else on the API the model's name
-suggests (claude-*: Anthropic Messages; gpt-*, o1/o3/o4-*, codex-*: OpenAI Responses; anything
-else: Chat Completions). Without models it prints the table's rules in order; every matching
-rule applies, and later rules refine earlier ones.
+the adapter renders and the flags behind it, on the API of --provider or else on the API the
+model's name suggests (claude-*: Anthropic Messages; gpt-*, o1/o3/o4-*, codex-*: OpenAI Responses;
+anything else: Chat Completions). Without models it prints the table's rules in order; every
+matching rule applies, and later rules refine earlier ones.
 
 Classes:
   changes    tools added, removed and redefined in place (Anthropic); the head never changes
@@ -96,19 +95,17 @@ Classes:
   bridge     toolshelf's own, for any model: a fixed head with call_tool; loaded tools are
              described as text and called through call_tool
 
-A rules file (--capabilities) is a JSON array of rules applied after the built-in ones:
+A rules file (--capabilities) is a JSON array of rules applied after the built-in ones; a rule's
+api is the API id the table prints (` + apiList() + `):
   [{"api": "openai-chat", "model": "qwen*", "tools": "bridge"},
    {"api": "anthropic-messages", "model": "claude-sonnet-5*", "midConversationText": false}]
 Fields: api, model (pattern, * matches anything), tools, midConversationText, anchor
 (additional_tools, tool_search, system_tools), cacheControlOnTools, longCacheRetention,
 developerRole, cacheBreakpoints, note.`,
 		RunE: func(cmd *cobra.Command, models []string) error {
-			apis := provider.APIs
-			if api != "" {
-				if !slices.Contains(provider.APIs, provider.API(api)) {
-					return usagef("unknown --api %q: use anthropic-messages, openai-responses or openai-chat", api)
-				}
-				apis = []provider.API{provider.API(api)}
+			info, err := lookupProvider(name)
+			if err != nil {
+				return err
 			}
 			table, err := flags.table()
 			if err != nil {
@@ -121,7 +118,7 @@ developerRole, cacheBreakpoints, note.`,
 				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "API\tMODEL\tSETS\tNOTE")
 				for _, r := range table {
-					if api != "" && r.API != "" && r.API != provider.API(api) {
+					if info.API != "" && r.API != "" && r.API != info.API {
 						continue
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", orAny(string(r.API)), orAny(r.Model), ruleSets(r), r.Note)
@@ -135,16 +132,12 @@ developerRole, cacheBreakpoints, note.`,
 			}
 			var rows []row
 			for _, m := range models {
-				if api == "" {
-					apis = []provider.API{guessAPI(m)}
+				a := info.APIFor(m)
+				c, err := flags.lookup(a, m)
+				if err != nil {
+					return err
 				}
-				for _, a := range apis {
-					c, err := flags.lookup(a, m)
-					if err != nil {
-						return err
-					}
-					rows = append(rows, row{a, m, c})
-				}
+				rows = append(rows, row{a, m, c})
 			}
 			if asJSON {
 				return writeJSON(e.stdout, rows)
@@ -158,9 +151,32 @@ developerRole, cacheBreakpoints, note.`,
 		},
 	}
 	flags.register(cmd)
-	cmd.Flags().StringVar(&api, "api", "", "only this API: anthropic-messages, openai-responses or openai-chat")
+	cmd.Flags().StringVar(&name, "provider", "", "only the API of this provider: "+toolshelf.ProviderNames()+" (default: the API each model's name suggests)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// lookupProvider returns the provider of --provider; none (the empty
+// name) is the emulator, which speaks the API each model's name
+// suggests.
+func lookupProvider(name string) (toolshelf.ProviderInfo, error) {
+	if name == "" {
+		name = toolshelf.Emulator
+	}
+	info, ok := toolshelf.LookupProvider(name)
+	if !ok {
+		return info, usagef("unknown --provider %q: use %s", name, toolshelf.ProviderNames())
+	}
+	return info, nil
+}
+
+// apiList lists the API ids of the capability table.
+func apiList() string {
+	names := make([]string, len(provider.APIs))
+	for i, a := range provider.APIs {
+		names[i] = string(a)
+	}
+	return orList(names)
 }
 
 func orAny(s string) string {
@@ -218,66 +234,20 @@ func capFlags(c provider.Capabilities) string {
 	return strings.Join(parts, " ")
 }
 
-// guessAPI returns the API a model's name suggests: Claude models speak
-// Anthropic Messages, OpenAI's own models the Responses API, and anything
-// else (served by Ollama, vLLM, llama.cpp, LM Studio, ...) Chat
-// Completions.
-func guessAPI(model string) provider.API {
-	for _, p := range []string{"claude*", "anthropic/*"} {
-		if provider.Match(p, model) {
-			return provider.AnthropicMessages
-		}
-	}
-	for _, p := range []string{"gpt-*", "o1*", "o3*", "o4*", "codex-*", "chatgpt-*"} {
-		if provider.Match(p, model) {
-			return provider.OpenAIResponses
-		}
-	}
-	return provider.OpenAIChat
-}
-
-// adapter is a provider adapter: a model that can also show the request
-// body it would send.
-type adapter interface {
-	llm.Model
+// requestRenderer is an adapter that can show the request body it would
+// send (each of the provider table's adapters can).
+type requestRenderer interface {
 	RequestBody(req *llm.Request) ([]byte, error)
-}
-
-// adapterConfig is what building an adapter takes.
-type adapterConfig struct {
-	api          provider.API
-	model        string
-	caps         provider.Capabilities
-	baseURL      string
-	apiKey       string
-	maxTokens    int
-	cacheRetains string
-}
-
-// newAdapter builds the adapter of an API.
-func newAdapter(c adapterConfig) (adapter, error) {
-	switch c.api {
-	case provider.AnthropicMessages:
-		return anthropic.New(anthropic.Config{APIKey: c.apiKey, BaseURL: c.baseURL, Model: c.model,
-			Capabilities: c.caps, MaxTokens: c.maxTokens, Retention: anthropic.Retention(c.cacheRetains)})
-	case provider.OpenAIResponses:
-		return openai.NewResponses(openai.Config{APIKey: c.apiKey, BaseURL: c.baseURL, Model: c.model,
-			Capabilities: c.caps, MaxTokens: c.maxTokens})
-	case provider.OpenAIChat:
-		return openai.NewChat(openai.Config{APIKey: c.apiKey, BaseURL: c.baseURL, Model: c.model,
-			Capabilities: c.caps, MaxTokens: c.maxTokens})
-	}
-	return nil, usagef("unknown API %q: use anthropic-messages, openai-responses or openai-chat", c.api)
 }
 
 func newRenderCmd(e *env) *cobra.Command {
 	var flags capabilityFlags
-	var api, model, dir, retention string
+	var name, model, dir, retention string
 	cmd := &cobra.Command{
 		Use:   "render --model MODEL ID|PATH|last",
 		Short: "Print the request body a provider would get for a session",
 		Long: `render replays a saved session's current branch and prints the JSON body the adapter of
---api (by default the API the model's name suggests) would send for the next request, in the
+--provider (by default the API the model's name suggests) would send for the next request, in the
 tool class the capability table gives the model (or --class). Nothing is sent: render needs no
 key and no network. Rendering the same session before and after a change shows what stays in
 the provider's prompt cache.`,
@@ -286,29 +256,34 @@ the provider's prompt cache.`,
 			if model == "" {
 				return usagef("render needs --model, e.g. --model claude-opus-5-5")
 			}
-			a := provider.API(api)
-			if api == "" {
-				a = guessAPI(model)
-			} else if !slices.Contains(provider.APIs, a) {
-				return usagef("unknown --api %q: use anthropic-messages, openai-responses or openai-chat", api)
+			info, err := lookupProvider(name)
+			if err != nil {
+				return err
 			}
+			a := info.APIFor(model)
 			caps, err := flags.lookup(a, model)
 			if err != nil {
 				return err
 			}
 			if retention != "" && a != provider.AnthropicMessages {
-				return usagef("--cache-retention applies to anthropic-messages only")
+				return usagef("--cache-retention applies to the Anthropic Messages API only (--provider %s, or a claude-* model)", toolshelf.Anthropic)
 			}
-			m, err := newAdapter(adapterConfig{api: a, model: model, caps: caps, cacheRetains: retention})
+			// The emulator's adapter is the API's own, and needs no key.
+			m, err := toolshelf.NewModel(toolshelf.Provider{Name: toolshelf.Emulator, API: a, Model: model,
+				Capabilities: &caps, Retention: retention})
 			if err != nil {
 				return err
+			}
+			r, ok := m.(requestRenderer)
+			if !ok {
+				return fmt.Errorf("the %s adapter cannot show its request body", a)
 			}
 			s, err := openReadOnly(sessionDir(&dir), args[0])
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			body, err := m.RequestBody(&llm.Request{Messages: s.Messages()})
+			body, err := r.RequestBody(&llm.Request{Messages: s.Messages()})
 			if err != nil {
 				return err
 			}
@@ -323,7 +298,7 @@ the provider's prompt cache.`,
 	}
 	flags.register(cmd)
 	cmd.Flags().StringVar(&model, "model", "", "model id (required)")
-	cmd.Flags().StringVar(&api, "api", "", "anthropic-messages, openai-responses or openai-chat (default: from the model's name)")
+	cmd.Flags().StringVar(&name, "provider", "", "the provider whose adapter renders: "+toolshelf.ProviderNames()+" (default: the API the model's name suggests)")
 	cmd.Flags().StringVar(&dir, "dir", "", "session directory (default: the XDG data directory)")
 	cmd.Flags().StringVar(&retention, "cache-retention", "", "Anthropic cache lifetime: 5m (default), 1h or none")
 	return cmd

@@ -58,9 +58,9 @@ func TestCapabilitiesRulesFileAndClass(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"capabilities", "--class", "additions", "--api", "anthropic-messages", "claude-opus-5-5"}, `tool class "additions" is not available on anthropic-messages`},
+		{[]string{"capabilities", "--class", "additions", "--provider", "anthropic", "claude-opus-5-5"}, `tool class "additions" is not available on anthropic-messages`},
 		{[]string{"capabilities", "--class", "magic", "x"}, `unknown --class "magic"`},
-		{[]string{"capabilities", "--api", "gemini", "x"}, `unknown --api "gemini"`},
+		{[]string{"capabilities", "--provider", "gemini", "x"}, `unknown --provider "gemini"`},
 		{[]string{"capabilities", "--capabilities", filepath.Join(t.TempDir(), "missing.json")}, "reading capability rules"},
 	} {
 		code, _, errOut := run(t, c.args...)
@@ -71,7 +71,7 @@ func TestCapabilitiesRulesFileAndClass(t *testing.T) {
 }
 
 func TestCapabilitiesTable(t *testing.T) {
-	code, out, errOut := run(t, "capabilities", "--api", "openai-chat")
+	code, out, errOut := run(t, "capabilities", "--provider", "openai-chat")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -104,6 +104,8 @@ func TestRenderSession(t *testing.T) {
 		{[]string{"--model", "claude-sonnet-5"}, []string{`"name": "write"`}},
 		{[]string{"--model", "gpt-5.6-sol"}, []string{`"type": "tool_search_output"`, `"role": "developer"`}},
 		{[]string{"--model", "llama3.3", "--class", "bridge"}, []string{`"name": "call_tool"`, "<system-update>", `{\"name\":\"write\"`}},
+		// --provider names the adapter whatever the model's name suggests.
+		{[]string{"--model", "gpt-5.6-sol", "--provider", "openai-chat"}, []string{`"messages": [`, `"model": "gpt-5.6-sol"`}},
 	}
 	for _, c := range cases {
 		args := append([]string{"render", "--dir", dir}, c.args...)
@@ -126,7 +128,7 @@ func TestRenderSession(t *testing.T) {
 		t.Errorf("without --model: exit %d, %s", code, errOut)
 	}
 	code, _, errOut = run(t, "render", "--dir", dir, "--model", "gpt-5.6", "--cache-retention", "1h", "last")
-	if code != 2 || !strings.Contains(errOut, "anthropic-messages only") {
+	if code != 2 || !strings.Contains(errOut, "Anthropic Messages API only") {
 		t.Errorf("retention on OpenAI: exit %d, %s", code, errOut)
 	}
 	code, _, errOut = run(t, "render", "--dir", dir, "--model", "claude-opus-5-5", "--cache-retention", "2h", "last")

@@ -1,13 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +18,6 @@ import (
 
 	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/agent"
-	"github.com/toolshelf/toolshelf/bench/standin"
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/internal/safetext"
@@ -53,9 +52,9 @@ type agentFlags struct {
 func (f *agentFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	f.caps.register(cmd)
-	fl.StringVar(&f.providerName, "provider", "", "anthropic, openai (Responses), openai-chat (Chat Completions) or emulator (offline); default: anthropic with ANTHROPIC_API_KEY, else openai with OPENAI_API_KEY, else emulator")
-	fl.StringVar(&f.model, "model", "", "model id (default: claude-opus-5-5 for anthropic and emulator, gpt-5.6-sol for openai; required for openai-chat)")
-	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL (an OpenAI-compatible server for openai-chat, a proxy, the emulator)")
+	fl.StringVar(&f.providerName, "provider", "", providerHelp())
+	fl.StringVar(&f.model, "model", "", modelHelp())
+	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL (an OpenAI-compatible server for openai-chat, a proxy, an emulator toolshelf emulate serves)")
 	fl.StringVar(&f.mcpFile, "mcp", "", "MCP servers file in the mcpServers format (default: ./.toolshelf/mcp.json, then $XDG_CONFIG_HOME/toolshelf/mcp.json)")
 	fl.StringVar(&f.tools, "tools", "", "adjust the active tools: +pattern activates, -pattern deactivates, comma-separated (e.g. +tool_search,-mcp__github__*)")
 	fl.StringVar(&f.system, "system", DefaultSystemPrompt, "system prompt of a new session")
@@ -207,6 +206,9 @@ func (r *agentRun) notify(n toolshelf.Note) {
 	switch n.Kind {
 	case toolshelf.NoteWaiting:
 		fmt.Fprintln(r.e.stderr, "toolshelf: "+n.Text)
+	case toolshelf.NoteServerFailed:
+		// The log has said so already, with the reason (warnings are
+		// always logged).
 	case toolshelf.NoteMetrics:
 		if !r.metricsWarned {
 			r.metricsWarned = true
@@ -217,70 +219,44 @@ func (r *agentRun) notify(n toolshelf.Note) {
 	}
 }
 
-// provider maps --provider, --model, --base-url and the capability flags
-// onto the front door's Provider.
+// provider maps --provider, --model, --base-url, --script and the
+// capability flags onto the front door's Provider, with the provider
+// table's names, default models and keys.
 func (r *agentRun) provider() (toolshelf.Provider, error) {
 	f := r.flags
 	name := f.providerName
 	if name == "" {
-		switch {
-		case os.Getenv("ANTHROPIC_API_KEY") != "":
-			name = "anthropic"
-		case os.Getenv("OPENAI_API_KEY") != "":
-			name = "openai"
-		default:
-			name = "emulator"
-			fmt.Fprintln(r.e.stderr, "toolshelf: no ANTHROPIC_API_KEY or OPENAI_API_KEY: answering with the built-in emulator (--provider emulator)")
+		name = defaultProvider()
+		if name == toolshelf.Emulator {
+			printf(r.e.stderr, "toolshelf: no %s: answering with the built-in emulator (--provider %s)\n", orList(keyEnvs()), toolshelf.Emulator)
 		}
 	}
-	if f.script != "" && name != "emulator" {
-		return toolshelf.Provider{}, usagef("--script plays replies in the emulator: use it with --provider emulator")
+	info, ok := toolshelf.LookupProvider(name)
+	switch {
+	case !ok:
+		return toolshelf.Provider{}, usagef("unknown --provider %q: use %s", name, toolshelf.ProviderNames())
+	case f.script != "" && !info.Offline:
+		return toolshelf.Provider{}, usagef("--script plays replies in the emulator: use it with --provider %s", toolshelf.Emulator)
+	case f.baseURL != "" && info.Offline:
+		return toolshelf.Provider{}, usagef("--base-url: --provider %s runs in process; for an emulator served by toolshelf emulate, name the provider of its API with its URL", name)
 	}
-	p := toolshelf.Provider{Name: name, Model: f.model, BaseURL: f.baseURL, MaxTokens: f.maxTokens}
-	var api provider.API
-	switch name {
-	case toolshelf.Anthropic, toolshelf.OpenAI:
-		api, _ = toolshelf.API(name)
-		if p.Model == "" {
-			p.Model = map[string]string{toolshelf.Anthropic: "claude-opus-5-5", toolshelf.OpenAI: "gpt-5.6-sol"}[name]
-		}
-		key := map[string]string{toolshelf.Anthropic: "ANTHROPIC_API_KEY", toolshelf.OpenAI: "OPENAI_API_KEY"}[name]
-		if os.Getenv(key) == "" {
-			return p, fmt.Errorf("--provider %s needs an API key: set %s", name, key)
-		}
-	case toolshelf.OpenAIChat:
-		if p.Model == "" {
-			return p, usagef("--provider openai-chat needs --model (the id the server knows, e.g. llama3.3)")
-		}
-		api = provider.OpenAIChat
-	case "emulator":
-		if p.Model == "" {
-			p.Model = "claude-opus-5-5"
-		}
-		api = guessAPI(p.Model)
-		var responder emulator.Responder = standin.Scout{}
-		if f.script != "" {
-			s, err := emulator.ReadScript(f.script)
-			if err != nil {
-				return p, fmt.Errorf("--script: %w", err)
-			}
-			responder = s
-		}
-		url, stop, err := startEmulator(responder)
+	p := toolshelf.Provider{Name: name, Model: cmp.Or(f.model, info.DefaultModel), BaseURL: f.baseURL, MaxTokens: f.maxTokens}
+	if p.Model == "" {
+		return p, usagef("--provider %s needs --model (the id the server knows, e.g. llama3.3)", name)
+	}
+	if info.NeedsKey && os.Getenv(info.KeyEnv) == "" {
+		return p, fmt.Errorf("--provider %s needs an API key: set %s", name, info.KeyEnv)
+	}
+	if f.script != "" {
+		s, err := emulator.ReadScript(f.script)
 		if err != nil {
+			return p, fmt.Errorf("--script: %w", err)
+		}
+		if p.Emulator, err = emulator.New(emulator.Config{Responder: s}); err != nil {
 			return p, err
 		}
-		r.closers = append(r.closers, stop)
-		p.Name = map[provider.API]string{provider.AnthropicMessages: toolshelf.Anthropic,
-			provider.OpenAIResponses: toolshelf.OpenAI, provider.OpenAIChat: toolshelf.OpenAIChat}[api]
-		p.BaseURL, p.APIKey = url, "emulator"
-		if api != provider.AnthropicMessages {
-			p.BaseURL += "/v1"
-		}
-	default:
-		return p, usagef("unknown --provider %q: use anthropic, openai, openai-chat or emulator", name)
 	}
-	caps, err := f.caps.lookup(api, p.Model)
+	caps, err := f.caps.lookup(info.APIFor(p.Model), p.Model)
 	if err != nil {
 		return p, err
 	}
@@ -288,25 +264,66 @@ func (r *agentRun) provider() (toolshelf.Provider, error) {
 	return p, nil
 }
 
-// startEmulator serves an in-process emulator with a responder:
-// standin.Scout, which plays a model that searches, calls what it found
-// and reports the result, or the replies of --script.
-func startEmulator(responder emulator.Responder) (url string, stop func(), err error) {
-	srv, err := emulator.New(emulator.Config{Responder: responder})
-	if err != nil {
-		return "", nil, err
+// defaultProvider is the provider of a run without --provider: the first
+// of the table whose key is in the environment and that has a default
+// model (anthropic with ANTHROPIC_API_KEY, else openai with
+// OPENAI_API_KEY), else the emulator.
+func defaultProvider() string {
+	for _, p := range toolshelf.Providers() {
+		if p.NeedsKey && p.DefaultModel != "" && os.Getenv(p.KeyEnv) != "" {
+			return p.Name
+		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
+	return toolshelf.Emulator
+}
+
+// providerHelp is the help of --provider, from the provider table.
+func providerHelp() string {
+	var names, defaults []string
+	for _, p := range toolshelf.Providers() {
+		names = append(names, p.Name+" ("+p.Summary+")")
+		if p.NeedsKey && p.DefaultModel != "" {
+			defaults = append(defaults, p.Name+" with "+p.KeyEnv)
+		}
 	}
-	hs := emulatorServer(srv)
-	go func() { _ = hs.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = hs.Shutdown(ctx)
-	}, nil
+	return orList(names) + "; default: " + strings.Join(append(defaults, toolshelf.Emulator), ", else ")
+}
+
+// modelHelp is the help of --model, from the provider table.
+func modelHelp() string {
+	type group struct {
+		model string
+		names []string // the providers whose default it is
+	}
+	var groups []group
+	var required []string
+	for _, p := range toolshelf.Providers() {
+		i := slices.IndexFunc(groups, func(g group) bool { return g.model == p.DefaultModel })
+		switch {
+		case p.DefaultModel == "":
+			required = append(required, p.Name)
+		case i < 0:
+			groups = append(groups, group{p.DefaultModel, []string{p.Name}})
+		default:
+			groups[i].names = append(groups[i].names, p.Name)
+		}
+	}
+	var parts []string
+	for _, g := range groups {
+		parts = append(parts, g.model+" for "+strings.Join(g.names, " and "))
+	}
+	return "model id (default: " + strings.Join(parts, ", ") + "; required for " + orList(required) + ")"
+}
+
+// keyEnvs lists the environment variables defaultProvider reads.
+func keyEnvs() []string {
+	var envs []string
+	for _, p := range toolshelf.Providers() {
+		if p.NeedsKey && p.DefaultModel != "" && !slices.Contains(envs, p.KeyEnv) {
+			envs = append(envs, p.KeyEnv)
+		}
+	}
+	return envs
 }
 
 // serversFile returns the servers file of a run: --mcp, else the one a

@@ -29,7 +29,7 @@ var layer = map[string]int{
 	"catalog/builtin":     4,
 	"provider/anthropic":  4,
 	"provider/openai":     4,
-	"bench/standin":       4,
+	"internal/standin":    4,
 	"mcpclient":           4,
 	"session":             5,
 	"catalog":             5,
@@ -76,7 +76,7 @@ var confined = map[string][]string{
 // ending in "/"). The emulator checks the adapters' requests, so it must
 // not be built from the code it checks (provider and its adapters, or
 // anything else of toolshelf's): the stand-in models that know toolshelf
-// live in bench/standin.
+// live in internal/standin.
 var standalone = map[string][]string{
 	"emulator": {"llm", "tokens", "internal/"},
 }
