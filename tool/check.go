@@ -124,8 +124,8 @@ func CheckDefinition(description string, parameters json.RawMessage) error {
 //
 // The error is [CheckDefinition]'s for the schema: a schema that cannot
 // be repaired, or whose translation a provider would refuse. Results are
-// remembered with the check's. Nil or empty parameters render as they
-// are.
+// remembered with the check's, so Rendering.Schema is shared and must not
+// be modified. Nil or empty parameters render as they are.
 func RenderSchema(parameters json.RawMessage) (Rendering, error) {
 	params := bytes.TrimSpace(parameters)
 	if len(params) == 0 {
