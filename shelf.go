@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/search"
@@ -235,8 +234,7 @@ func hasCodemode(reg *tool.Registry) bool {
 // the description lists the codemode tools registered now and the
 // codemode servers of the configuration, and never changes afterwards.
 func (s *Shelf) registerCodemode(cfg CodemodeConfig) error {
-	var v agent.Validator
-	r, err := codemode.New(codemode.Config{Registry: s.reg, Searcher: s.searcher, Validate: v.Validate,
+	r, err := codemode.New(codemode.Config{Registry: s.reg, Searcher: s.searcher,
 		Wait: s.mcp.WaitFor, Limits: cfg.Limits, Namespaces: s.mcp.CodemodeNamespaces(), Budget: cfg.Budget})
 	if err != nil {
 		return fmt.Errorf("toolshelf: %w", err)

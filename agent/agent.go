@@ -114,8 +114,8 @@ var (
 // incrementally. An Agent is safe for concurrent use, but runs one run at a
 // time.
 type Agent struct {
-	cfg    Config
-	schema schemaCache
+	cfg       Config
+	validator tool.Validator
 
 	mu       sync.Mutex // guards the fields below
 	messages []llm.Message

@@ -2,9 +2,10 @@
 // the transcript says the model knows with what the runtime can execute
 // (the registry's active tools) and appends the difference as a system
 // update; it streams the model's answer, runs the tools it calls (arguments
-// validated against each tool's JSON Schema, BeforeToolCall hooks that may
-// wait or block, parallel by default, results in call order) and appends
-// their results, until the model answers without tool calls.
+// validated against each tool's JSON Schema and handlers run as package
+// tool does it, BeforeToolCall hooks in between that may wait or block,
+// parallel by default, results in call order) and appends their results,
+// until the model answers without tool calls.
 //
 // Guarantees: a tool activated during a tool call (by tool_search, say) is
 // declared before the next request, never retroactively; the transcript

@@ -1,12 +1,12 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/tool"
@@ -165,14 +165,11 @@ func (r *runner) prepare(c llm.ToolCall) (*Call, string) {
 	case t.Handler == nil:
 		return nil, fmt.Sprintf("Tool %s cannot be run here: it has no implementation.", quoteName(c.Name))
 	}
-	args := bytes.TrimSpace(c.Arguments)
-	if len(args) == 0 {
-		args = []byte("{}")
-	}
-	if err := a.schema.validate(r.ctx, t, args); err != nil {
+	args, err := a.validator.Prepare(r.ctx, t, c.Arguments)
+	if err != nil {
 		return nil, invalidText(r.ctx, c.Name, err)
 	}
-	call := &Call{ID: c.ID, Name: c.Name, Args: json.RawMessage(args), Tool: t}
+	call := &Call{ID: c.ID, Name: c.Name, Args: args, Tool: t}
 	for _, h := range a.cfg.BeforeToolCall {
 		if err := h(r.ctx, call); err != nil {
 			return nil, fmt.Sprintf("Tool call %s was blocked: %s", quoteName(c.Name), clipText(err.Error(), maxErrorBytes))
@@ -181,32 +178,46 @@ func (r *runner) prepare(c llm.ToolCall) (*Call, string) {
 	return call, ""
 }
 
-// invoke runs a prepared call: the handler (a panic becomes an error
+// invoke runs a prepared call ([tool.Run]: a panic becomes an error
 // result), then the AfterToolCall hooks.
 func (r *runner) invoke(c llm.ToolCall, call *Call) llm.Message {
 	a := r.a
-	res := func() (res *tool.Result) {
-		defer func() {
-			if p := recover(); p != nil {
-				a.cfg.Logger.Error("tool panicked", "tool", call.Name, "panic", p, "stack", string(debug.Stack()))
-				res = tool.ErrorResult(fmt.Sprintf("Tool %q failed: it panicked: %v", call.Name, p))
-			}
-		}()
-		res, err := call.Tool.Handler.Call(r.ctx, call.Args)
-		switch {
-		case err != nil && r.ctx.Err() != nil:
-			return tool.ErrorResult(cancelledText)
-		case err != nil:
-			return tool.ErrorResult(fmt.Sprintf("Tool %q failed: %v", call.Name, err))
-		case res == nil:
-			return tool.TextResult("")
-		}
-		return res
-	}()
+	res, err := tool.Run(r.ctx, call.Tool, call.Args)
+	var panicked *tool.PanicError
+	switch {
+	case errors.As(err, &panicked):
+		a.cfg.Logger.Error("tool panicked", "tool", call.Name, "panic", panicked.Value, "stack", string(panicked.Stack))
+		res = tool.ErrorResult(fmt.Sprintf("Tool %q failed: it panicked: %v", call.Name, panicked.Value))
+	case errors.Is(err, tool.ErrCancelled):
+		res = tool.ErrorResult(cancelledText)
+	case err != nil:
+		res = tool.ErrorResult(fmt.Sprintf("Tool %q failed: %v", call.Name, err))
+	}
 	for _, h := range a.cfg.AfterToolCall {
 		h(r.ctx, call, res)
 	}
 	return resultMessage(c, res, a.now())
+}
+
+// invalidText is the result text of a call whose arguments
+// [tool.Validator.Prepare] refused with err.
+func invalidText(ctx context.Context, name string, err error) string {
+	var slow *tool.SlowSchemaError
+	switch {
+	case errors.Is(err, tool.ErrCancelled) || (ctx.Err() != nil && errors.Is(err, ctx.Err())):
+		return cancelledText
+	case errors.As(err, &slow):
+		where := fmt.Sprintf("the value %q", clipText(slow.Value, 40))
+		if loc := slow.Location; loc != "" {
+			param, _, _ := strings.Cut(strings.TrimPrefix(loc, "/"), "/")
+			where = fmt.Sprintf("parameter %q (at %s)", clipText(param, 80), clipText(loc, 200))
+		}
+		return fmt.Sprintf("Tool %s was not called: checking its arguments was abandoned because the pattern %q "+
+			"in its schema is too slow to match %s; all the pattern checks of one call get %v. "+
+			"The tool's schema is at fault, not necessarily the arguments: shorter values may pass.",
+			quoteName(name), clipText(slow.Pattern, 80), where, slow.Budget)
+	}
+	return fmt.Sprintf("Invalid arguments for tool %s: %s", quoteName(name), clipText(err.Error(), maxErrorBytes))
 }
 
 // resultMessage turns a tool result into a transcript message.

@@ -22,10 +22,11 @@ type Config struct {
 	// nil leaves searchTools out (a script that calls it gets an error
 	// that says so).
 	Searcher *toolsearch.Searcher
-	// Validate, when set, checks a call's arguments against the tool's
-	// schema before the call (the agent's [agent.Validator.Validate]); its
-	// error rejects the call with its text.
-	Validate func(ctx context.Context, t tool.Tool, args []byte) error
+	// Validator checks each call's arguments against the tool's schema
+	// before the call, as every runtime does ([tool.Validator.Call]); its
+	// refusal rejects the call with its text. Nil means a validator of
+	// the Runner's own.
+	Validator *tool.Validator
 	// Wait, when set, runs before each call and may wait, within ctx, for
 	// the server that provides the tool to finish connecting
 	// ([mcpclient.Manager.WaitFor]).
@@ -63,6 +64,9 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.Budget < 0 {
 		return nil, fmt.Errorf("codemode: Config.Budget is %d: use a positive number of tokens, or 0 for the default %d", cfg.Budget, DefaultBudget)
+	}
+	if cfg.Validator == nil {
+		cfg.Validator = new(tool.Validator)
 	}
 	r := &Runner{cfg: cfg, limits: cfg.Limits.withDefaults()}
 	r.counter, _ = tokens.Default()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -436,9 +435,9 @@ func (s *script) exec(c completion, t tool.Tool, args []byte) {
 	}
 }
 
-// invoke waits for a slot and the tool's server, validates the arguments
-// and runs the handler; errText is set when the call did not produce a
-// result.
+// invoke waits for a slot and the tool's server, then validates the
+// arguments and runs the handler ([tool.Validator.Call]); errText is set
+// when the call did not produce a result.
 func (s *script) invoke(t tool.Tool, args []byte) (res *tool.Result, errText string) {
 	cancelled := func() string {
 		return fmt.Sprintf("tool %s was not called: the script was stopped", t.Name)
@@ -461,26 +460,19 @@ func (s *script) invoke(t tool.Tool, args []byte) (res *tool.Result, errText str
 	if t.Handler == nil {
 		return nil, fmt.Sprintf("tool %s cannot be run here: it has no implementation", t.Name)
 	}
-	if cfg.Validate != nil {
-		if err := cfg.Validate(s.ctx, t, args); err != nil {
-			return nil, fmt.Sprintf("invalid arguments for tools.%s: %v", Identifier(t.Name), err)
-		}
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			res, errText = nil, fmt.Sprintf("tool %s failed: it panicked: %v\n%s", t.Name, p, firstLines(string(debug.Stack()), 8))
-		}
-	}()
-	res, err := t.Handler.Call(s.ctx, json.RawMessage(args))
+	res, err := cfg.Validator.Call(s.ctx, t, json.RawMessage(args))
+	var panicked *tool.PanicError
 	switch {
-	case err != nil && s.ctx.Err() != nil:
+	case err == nil:
+		return res, ""
+	case tool.RefusedArguments(err):
+		return nil, fmt.Sprintf("invalid arguments for tools.%s: %v", Identifier(t.Name), err)
+	case errors.As(err, &panicked):
+		return nil, fmt.Sprintf("tool %s failed: it panicked: %v\n%s", t.Name, panicked.Value, firstLines(string(panicked.Stack), 8))
+	case errors.Is(err, tool.ErrCancelled):
 		return nil, fmt.Sprintf("tool %s was cancelled: the script was stopped", t.Name)
-	case err != nil:
-		return nil, fmt.Sprintf("tool %s failed: %v", t.Name, err)
-	case res == nil:
-		return &tool.Result{}, ""
 	}
-	return res, ""
+	return nil, fmt.Sprintf("tool %s failed: %v", t.Name, err)
 }
 
 func firstLines(s string, n int) string {

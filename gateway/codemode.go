@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -51,7 +53,8 @@ func (g *Gateway) newCodemode() *mcp.Server {
 // code answers the code tool: it waits for the servers the script reaches
 // (those its code names, every one when it searches or describes), runs
 // it under the limits and returns what it logged and returned; a script
-// that failed is an error result that says why. The request's context is
+// that failed is an error result that says why, as is a panic of the
+// runner (tool.Run). The request's context is
 // the script's: a client that cancels the request stops the script and
 // its calls.
 func (g *Gateway) code(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -59,8 +62,15 @@ func (g *Gateway) code(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if err := g.await(ctx, g.script.Reaches.For(args)); err != nil {
 		return nil, err
 	}
-	res, err := g.script.Handler.Call(ctx, args)
-	if err != nil {
+	res, err := tool.Run(ctx, g.script, args)
+	var panicked *tool.PanicError
+	switch {
+	case errors.As(err, &panicked):
+		g.cfg.Logger.Error("tool panicked", "tool", CodeName, "panic", panicked.Value, "stack", string(panicked.Stack))
+		return errorResult(fmt.Sprintf("Tool %s failed: it panicked: %v", CodeName, panicked.Value)), nil
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
 		return nil, err
 	}
 	d, _ := res.Details.(codemode.Details)

@@ -81,7 +81,7 @@ func (d *directServer) sync() {
 
 // mcpTool is a registry tool as the direct surface lists it.
 func (g *Gateway) mcpTool(t tool.Tool) *mcp.Tool {
-	mt := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: json.RawMessage(t.Parameters)}
+	mt := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema(t)}
 	if a := t.Annotations; a != nil {
 		mt.Annotations = &mcp.ToolAnnotations{Title: a.Title, DestructiveHint: a.Destructive, IdempotentHint: derefBool(a.Idempotent),
 			OpenWorldHint: a.OpenWorld, ReadOnlyHint: derefBool(a.ReadOnly)}

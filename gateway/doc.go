@@ -10,8 +10,10 @@
 //     with static descriptions that name no tool, server or count, so the
 //     list is byte-identical for the life of the process whatever connects,
 //     loads, changes or fails upstream. tool_search returns the found tools'
-//     definitions as text; call_tool validates the arguments against the
-//     target's schema, repairs the common malformations, and dispatches.
+//     definitions as text; call_tool repairs the common malformations of
+//     its arguments, then validates them against the target's schema and
+//     runs it as package tool does (tool.Validator.Call), a handler's panic
+//     answered as an error result.
 //   - [Direct]: every upstream tool, typed, named as the shelf names them,
 //     for clients that defer tools themselves, kept in step with upstream
 //     changes (tools/list_changed).
@@ -30,4 +32,7 @@
 // protocol generations (2025-11-25 clients that initialize, and 2026-07-28
 // clients without sessions). Tools hidden by the servers file
 // ("toolExposure": {"delete_*": "hidden"}) are denied on every surface.
+// Schemas are shown to clients in the JSON Schema 2020-12 form providers
+// get (tool.RenderSchema), since a client declares them to its model as
+// they are.
 package gateway

@@ -3,16 +3,15 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolshelf/toolshelf"
-	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/mcpclient"
@@ -73,7 +72,7 @@ type Gateway struct {
 	mcp       *mcpclient.Manager
 	searcher  *toolsearch.Searcher
 	cfg       Config
-	validator agent.Validator
+	validator tool.Validator
 
 	// runner runs the codemode surface's scripts; script is its tool,
 	// whose handler and reach the code tool uses.
@@ -104,7 +103,7 @@ func New(shelf *toolshelf.Shelf, cfg Config) (*Gateway, error) {
 	// The code tool's description lists the configured servers, known
 	// before any connects, so it is the same bytes for the life of the
 	// process; their tools are found with searchTools or tool_search.
-	r, err := codemode.New(codemode.Config{Registry: g.reg, Searcher: g.searcher, Validate: g.validator.Validate,
+	r, err := codemode.New(codemode.Config{Registry: g.reg, Searcher: g.searcher, Validator: &g.validator,
 		Wait: g.mcp.WaitFor, Limits: cfg.Limits, Namespaces: g.mcp.Namespaces()})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -179,8 +178,9 @@ func callable(t tool.Tool) bool {
 }
 
 // dispatch runs a call of a registered tool: it waits for the tool's
-// server, validates the arguments and calls it. The result is the MCP
-// result the client gets; a Go error only when ctx ended.
+// server, then validates the arguments and calls it
+// ([tool.Validator.Call]). The result is the MCP result the client gets
+// (a handler's panic is an error result); a Go error only when ctx ended.
 func (g *Gateway) dispatch(ctx context.Context, s Surface, name string, args json.RawMessage, fix func(t tool.Tool, err error) string) (*mcp.CallToolResult, error) {
 	if err := g.mcp.WaitFor(ctx, name); err != nil {
 		return nil, err
@@ -189,24 +189,32 @@ func (g *Gateway) dispatch(ctx context.Context, s Surface, name string, args jso
 	if !ok || !callable(t) {
 		return errorResult(fmt.Sprintf("Tool %s is not available through this gateway.", name)), nil
 	}
-	if len(strings.TrimSpace(string(args))) == 0 {
-		args = json.RawMessage("{}")
-	}
-	if err := g.validator.Validate(ctx, t, args); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	res, err := g.validator.Call(ctx, t, args)
+	var panicked *tool.PanicError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case tool.RefusedArguments(err):
 		return errorResult(fix(t, err)), nil
-	}
-	res, err := t.Handler.Call(ctx, args)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	case errors.As(err, &panicked):
+		g.cfg.Logger.Error("tool panicked", "tool", name, "panic", panicked.Value, "stack", string(panicked.Stack))
+		return errorResult(fmt.Sprintf("Tool %s failed: it panicked: %v", name, panicked.Value)), nil
+	default:
 		return errorResult(fmt.Sprintf("Tool %s failed: %v", name, err)), nil
 	}
 	g.record(s, name)
 	return convert(res), nil
+}
+
+// schema is a tool's parameter schema as clients are shown it: the form
+// providers get ([tool.RenderSchema]), since a client declares it to its
+// model as it is.
+func schema(t tool.Tool) json.RawMessage {
+	if r, err := tool.RenderSchema(t.Parameters); err == nil && len(r.Schema) > 0 {
+		return r.Schema
+	}
+	return t.Parameters
 }
 
 // convert turns a shelf result into an MCP result.

@@ -127,7 +127,7 @@ func (g *Gateway) searchText(ctx context.Context, s Surface, out toolsearch.Outc
 		if s == Codemode {
 			fmt.Fprintf(&one, "In a script: await %s\n", scriptCall(t.Name))
 		}
-		fmt.Fprintf(&one, "Arguments (JSON Schema): %s\n", clip(string(t.Parameters), maxSchemaBytes))
+		fmt.Fprintf(&one, "Arguments (JSON Schema): %s\n", clip(string(schema(t)), maxSchemaBytes))
 		if b.Len()+one.Len() > maxSearchBytes {
 			break
 		}
@@ -203,7 +203,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	return g.dispatch(ctx, Meta, name, callArgs, func(t tool.Tool, err error) string {
 		return fmt.Sprintf("Invalid arguments for %s: %v\nIts arguments must match this JSON Schema: %s\n"+
 			`Fix the arguments and call again: call_tool {"name": %q, "arguments": {...}}`,
-			t.Name, err, clip(string(t.Parameters), maxSchemaBytes), t.Name)
+			t.Name, err, clip(string(schema(t)), maxSchemaBytes), t.Name)
 	})
 }
 

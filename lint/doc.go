@@ -4,6 +4,11 @@
 // names are consistent and survive sanitising, and whether each tool can be
 // found at all by the default ranker among the other tools of the pool.
 //
+// A schema written for an older JSON Schema draft loads once toolshelf
+// has translated it into 2020-12 (tool.RenderSchema); each change the
+// translation makes is a finding, since other clients send such a schema
+// as it is.
+//
 // [Run] lints the tools of one or more catalog servers as one pool and
 // returns a [Report]: findings (rule, severity, server, tool, parameter path,
 // the problem and the fix), counts per rule, the unreachable tools with their

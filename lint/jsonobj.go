@@ -3,6 +3,7 @@ package lint
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // member is one name/value pair of a JSON object, its value kept as the
@@ -153,6 +154,34 @@ func childPath(path, keyword, name string) string {
 		return join(path, keyword+"."+name)
 	case "patternProperties", "dependentSchemas":
 		return join(path, keyword+"."+name)
+	}
+	return path
+}
+
+// pointerPath turns a JSON pointer to a schema into a [Finding.Path].
+func pointerPath(ptr string) string {
+	if ptr == "" {
+		return ""
+	}
+	tokens := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, t := range tokens {
+		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	}
+	path := ""
+	for i := 0; i < len(tokens); i++ {
+		kw := tokens[i]
+		switch {
+		case schemaMapKeywords[kw] && i+1 < len(tokens):
+			path = childPath(path, kw, tokens[i+1])
+			i++
+		case schemaListKeywords[kw] || kw == "items":
+			path = childPath(path, kw, "")
+			if i+1 < len(tokens) && strings.Trim(tokens[i+1], "0123456789") == "" {
+				i++
+			}
+		default:
+			path = childPath(path, kw, "")
+		}
 	}
 	return path
 }

@@ -81,6 +81,7 @@ const (
 	RuleUnreachable       = "unreachable"
 	RuleInvalidSchema     = "invalid-schema"
 	RuleTooLarge          = "too-large"
+	RuleSchemaRepaired    = "schema-repaired"
 )
 
 // Rule describes one check.
@@ -103,6 +104,7 @@ type Rule struct {
 var rules = []Rule{
 	{RuleInvalidSchema, Error, "the parameter schema is one providers accept: JSON Schema 2020-12, ECMA-262 patterns, local $refs that resolve and do not loop, an object root"},
 	{RuleTooLarge, Error, "the definition fits toolshelf's caps on description and schema size, properties and nesting"},
+	{RuleSchemaRepaired, Warning, "the parameter schema is written as JSON Schema 2020-12, the draft providers read, with nothing toolshelf must translate (draft-04's boolean exclusiveMinimum, definitions, array items…)"},
 	{RuleDescriptionLength, Warning, "a description is at most three sentences and fits the token budget"},
 	{RuleMissingBrief, Warning, "the first sentence starts with a verb that says what the tool does"},
 	{RuleNoEnglish, Warning, "a description has English words for English queries to match"},
@@ -340,6 +342,7 @@ func Run(servers []*catalog.Server, opts *Options) (*Report, error) {
 	rep := &Report{Servers: len(servers), Tools: len(pool), K: o.K}
 	rep.Tools += l.refused(servers)
 	for _, en := range pool {
+		l.repairs(en)
 		l.description(en)
 		l.schema(en)
 	}
@@ -398,6 +401,28 @@ func (l *linter) refused(servers []*catalog.Server) int {
 		}
 	}
 	return n
+}
+
+// repairs reports each change the translation into JSON Schema 2020-12
+// makes to a tool's schema ([tool.RenderSchema]).
+func (l *linter) repairs(en *entry) {
+	if !l.on(RuleSchemaRepaired) {
+		return
+	}
+	r, err := tool.RenderSchema(en.tool.Parameters)
+	if err != nil {
+		return // catalog.Parse refused it: a refused tool is not in the pool
+	}
+	for _, rp := range r.Repairs {
+		fix := "write it as JSON Schema 2020-12 does: toolshelf sends providers the repaired form, but other clients send the schema as it is, and providers read it as 2020-12"
+		switch rp.Keyword {
+		case "$ref":
+			fix = "declare the schema as 2020-12, where the keywords beside $ref apply, or remove them if they were not meant to: other clients and validators that follow the draft ignore them, providers do not"
+		case "$schema":
+			fix = `declare "$schema": "https://json-schema.org/draft/2020-12/schema", or one of the drafts 04, 06, 07 or 2019-09 the schema is written for`
+		}
+		l.add(RuleSchemaRepaired, en, pointerPath(rp.Path), fmt.Sprintf("%s (the schema is read as %s)", rp, r.Draft), fix)
+	}
 }
 
 func ruleIDs() []string {

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -77,13 +78,15 @@ type Update struct {
 // A tool call without a result (a session written before runs answered
 // the calls a killed run left open) is given one saying it was
 // interrupted ([transcript.CloseCalls]), since every API refuses a
-// request that carries it. A declaration that fails
-// [tool.CheckDefinition] (a transcript saved before the check refused its
-// tool, or edited by hand) is planned as [Refused] declares it: a provider
-// would reject the whole request, and the transcript would keep declaring
-// it on every request.
+// request that carries it. Every declaration's schema is planned as
+// [tool.RenderSchema] renders it, in JSON Schema 2020-12, the draft every
+// provider reads: the transcript keeps the schema as declared. A
+// declaration that fails [tool.CheckDefinition] (a transcript saved
+// before the check refused its tool, or edited by hand) is planned as
+// [Refused] declares it: a provider would reject the whole request, and
+// the transcript would keep declaring it on every request.
 func Build(msgs []llm.Message, caps Capabilities) Plan {
-	msgs = transcript.CloseCalls(withoutRefused(msgs), interrupted)
+	msgs = transcript.CloseCalls(sendable(msgs), interrupted)
 	class := caps.Tools
 	lateReplace := transcript.LateReplace(msgs)
 	head, hasHead := transcript.Leading(msgs)
@@ -151,21 +154,28 @@ func Refused(t llm.Tool) llm.Tool {
 	return llm.Tool{Name: t.Name, Description: RefusedDescription, Parameters: json.RawMessage(adapt.EmptySchema)}
 }
 
-// withoutRefused returns msgs with every declaration that fails the check
-// replaced by its [Refused] stand-in; msgs itself when there is none, and
-// otherwise a copy (msgs is not modified).
-func withoutRefused(msgs []llm.Message) []llm.Message {
+// sendable returns msgs with every declaration in the form providers
+// take: its schema as [tool.RenderSchema] renders it (2020-12, what older
+// drafts write translated), and a declaration that fails the check
+// replaced by its [Refused] stand-in. It returns msgs itself when nothing
+// changes, and otherwise a copy (msgs is not modified).
+func sendable(msgs []llm.Message) []llm.Message {
 	var out []llm.Message
 	for i := range msgs {
 		var added []llm.Tool
 		for j, t := range msgs[i].ToolsAdded {
-			if tool.CheckDefinition(t.Description, t.Parameters) == nil {
+			send := t
+			if tool.CheckDefinition(t.Description, t.Parameters) != nil {
+				send = Refused(t)
+			} else if r, err := tool.RenderSchema(t.Parameters); err == nil && !bytes.Equal(r.Schema, t.Parameters) {
+				send.Parameters = r.Schema
+			} else {
 				continue
 			}
 			if added == nil {
 				added = slices.Clone(msgs[i].ToolsAdded)
 			}
-			added[j] = Refused(t)
+			added[j] = send
 		}
 		if added == nil {
 			continue

@@ -64,10 +64,12 @@ const (
 
 // Errors wrapped by the errors of [CheckDefinition].
 var (
-	// ErrSchema reports a parameter schema a provider would refuse: not
-	// JSON Schema 2020-12, a pattern that is not an ECMA-262 regular
+	// ErrSchema reports a parameter schema a provider would refuse even
+	// in its 2020-12 form ([RenderSchema]), or one that has no such form:
+	// not valid JSON Schema, a pattern that is not an ECMA-262 regular
 	// expression, a reference that does not resolve within the schema or
-	// that loops, or a root that is not an object schema.
+	// that loops, a root that is not an object schema, or what an older
+	// draft writes in a way that cannot be translated.
 	ErrSchema = errors.New("invalid parameter schema")
 	// ErrTooLarge reports a definition past one of the caps.
 	ErrTooLarge = errors.New("tool definition too large")
@@ -82,9 +84,10 @@ var (
 // The description must fit in [MaxDescriptionBytes]. The schema (nil or
 // empty means an object schema without properties) must fit the caps
 // [MaxSchemaBytes], [MaxSchemaDepth], [MaxSchemaProperties] and
-// [MaxSubschemas], be a JSON
-// object with "type": "object", and compile as JSON Schema 2020-12 —
-// whatever its "$schema" says, as Anthropic checks it — with ECMA-262
+// [MaxSubschemas], be a JSON object with "type": "object", and be read by
+// the draft its "$schema" declares: what older drafts write differently
+// is translated into JSON Schema 2020-12 (see [RenderSchema]), and that
+// form must compile as 2020-12, as providers check it, with ECMA-262
 // patterns. Every "$ref" must point into the schema itself ("#/$defs/x",
 // "#/properties/a", "#anchor"): references to other documents are
 // refused, as are references to nothing and references that lead back to
@@ -101,61 +104,129 @@ func CheckDefinition(description string, parameters json.RawMessage) error {
 		return fmt.Errorf("%w: the description is %d bytes; at most %d are accepted: shorten it to what the tool does and when to use it (long usage notes belong in the server's instructions)",
 			ErrTooLarge, n, MaxDescriptionBytes)
 	}
-	params := bytes.TrimSpace(parameters)
-	if len(params) == 0 {
-		return nil
-	}
-	if n := len(params); n > MaxSchemaBytes {
-		return fmt.Errorf("%w: the parameter schema is %d bytes; at most %d are accepted: remove what the model does not need (examples, long descriptions, rarely used parameters)",
-			ErrTooLarge, n, MaxSchemaBytes)
-	}
-	key := sha256.Sum256(params)
-	if err, ok := schemaChecks.get(key); ok {
-		return err
-	}
-	err := checkSchema(params)
-	schemaChecks.put(key, err)
+	_, err := RenderSchema(parameters)
 	return err
 }
 
-// schemaMemo remembers the outcome of checkSchema by the schema's SHA-256.
-// It is bounded: when full, it starts afresh.
+// RenderSchema returns a parameter schema in the form sent to providers,
+// JSON Schema 2020-12: the schema itself when it needs no translation,
+// else the schema with what its declared draft writes differently written
+// as 2020-12 writes it, in the same order. Drafts 04 to 07's boolean
+// exclusiveMinimum and exclusiveMaximum become the bound they make
+// exclusive (in any draft: a boolean has no other meaning), "definitions"
+// becomes "$defs" and the references into it follow, "id" becomes "$id"
+// or "$anchor" (or is dropped at the root), "dependencies" becomes
+// "dependentRequired" and "dependentSchemas", an array of "items" becomes
+// "prefixItems" (in any draft) and 2019-09's "$recursiveRef" a "$ref"; a
+// rewritten schema loses its "$schema". The keywords beside a "$ref",
+// which drafts 04 to 07 ignore, are kept: providers apply them, and so
+// does the [Validator]. Rendering.Repairs lists each change.
+//
+// The error is [CheckDefinition]'s for the schema: a schema that cannot
+// be repaired, or whose translation a provider would refuse. Results are
+// remembered with the check's, so Rendering.Schema is shared and must not
+// be modified. Nil or empty parameters render as they are.
+func RenderSchema(parameters json.RawMessage) (Rendering, error) {
+	params := bytes.TrimSpace(parameters)
+	if len(params) == 0 {
+		return Rendering{Schema: parameters, Draft: draft2020.String()}, nil
+	}
+	if n := len(params); n > MaxSchemaBytes {
+		return Rendering{}, fmt.Errorf("%w: the parameter schema is %d bytes; at most %d are accepted: remove what the model does not need (examples, long descriptions, rarely used parameters)",
+			ErrTooLarge, n, MaxSchemaBytes)
+	}
+	a := analyse(params)
+	if a.err != nil {
+		return Rendering{}, a.err
+	}
+	r := a.tr.rendering
+	r.Repairs = slices.Clone(r.Repairs)
+	return r, nil
+}
+
+// analysis is what toolshelf knows of a schema: its translation and the
+// check's verdict.
+type analysis struct {
+	tr translation
+	// translated reports that tr holds the schema's translation (which
+	// the check's error may still refuse: a cap, a pattern).
+	translated bool
+	err        error
+}
+
+// analyse returns the analysis of params (trimmed), remembered by their
+// SHA-256.
+func analyse(params []byte) *analysis {
+	key := sha256.Sum256(params)
+	if a, ok := schemaChecks.get(key); ok {
+		return a
+	}
+	a := checkSchema(params)
+	schemaChecks.put(key, a)
+	return a
+}
+
+// schemaMemo remembers the analyses of schemas by their SHA-256. It is
+// bounded: when full, it starts afresh.
 type schemaMemo struct {
 	mu   sync.Mutex // guards m
-	m    map[[sha256.Size]byte]error
+	m    map[[sha256.Size]byte]*analysis
 	size int
 }
 
 var schemaChecks = schemaMemo{size: 1 << 14}
 
-func (c *schemaMemo) get(key [sha256.Size]byte) (error, bool) {
+func (c *schemaMemo) get(key [sha256.Size]byte) (*analysis, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	err, ok := c.m[key]
-	return err, ok
+	a, ok := c.m[key]
+	return a, ok
 }
 
-func (c *schemaMemo) put(key [sha256.Size]byte, err error) {
+func (c *schemaMemo) put(key [sha256.Size]byte, a *analysis) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= c.size {
-		c.m = make(map[[sha256.Size]byte]error)
+		c.m = make(map[[sha256.Size]byte]*analysis)
 	}
-	c.m[key] = err
+	c.m[key] = a
 }
 
-// checkSchema checks a schema within MaxSchemaBytes: depth first (cheap,
-// and it bounds the recursion of what follows), then the decoded
-// document's shape, properties and references, then the compiled schema.
-func checkSchema(params []byte) error {
+// checkSchema analyses a schema: depth first (cheap, and it bounds the
+// recursion of what follows), then the translation, the decoded
+// document's shape, properties and references, then the compiled
+// translation.
+func checkSchema(params []byte) *analysis {
 	depth, ok := jsonDepth(params)
 	if !ok {
-		return fmt.Errorf("%w: the parameter schema is not valid JSON", ErrSchema)
+		return &analysis{err: fmt.Errorf("%w: the parameter schema is not valid JSON", ErrSchema)}
 	}
 	if depth > MaxSchemaDepth {
-		return fmt.Errorf("%w: the parameter schema nests %d levels deep; at most %d are accepted: flatten nested objects into top-level parameters",
-			ErrTooLarge, depth, MaxSchemaDepth)
+		return &analysis{err: fmt.Errorf("%w: the parameter schema nests %d levels deep; at most %d are accepted: flatten nested objects into top-level parameters",
+			ErrTooLarge, depth, MaxSchemaDepth)}
 	}
+	a := &analysis{}
+	tr, terr := translate(params)
+	a.tr, a.translated = tr, terr == nil
+	a.err = checkDeclared(params)
+	if a.err == nil {
+		a.err = terr
+	}
+	if a.err != nil {
+		return a
+	}
+	s, err := compile(tr.rendering.Schema, ecma.Engine, false)
+	if err != nil {
+		a.err = compileError(err)
+		return a
+	}
+	a.err = refCycle(s)
+	return a
+}
+
+// checkDeclared checks the declared schema's shape, properties and
+// references.
+func checkDeclared(params []byte) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
 	if err != nil {
 		return fmt.Errorf("%w: the parameter schema is not valid JSON: %v", ErrSchema, err)
@@ -180,27 +251,39 @@ func checkSchema(params []byte) error {
 		return fmt.Errorf("%w: the parameter schema is made of %d schemas (properties, items, allOf, anyOf… entries, definitions); at most %d are accepted: merge alternatives and drop unused definitions",
 			ErrTooLarge, w.schemas, MaxSubschemas)
 	}
-	// Anthropic checks every schema as draft 2020-12 whatever "$schema"
-	// says; the keyword also names a document a compiler would fetch.
-	if _, ok := root["$schema"]; ok {
-		root = maps.Clone(root)
-		delete(root, "$schema")
+	return nil
+}
+
+// compile compiles a schema in the form [RenderSchema] gives, as JSON
+// Schema 2020-12 whatever its "$schema" says (as Anthropic checks it; the
+// keyword also names a document a compiler would fetch), offline: a
+// reference to any other document is refused. engine compiles its
+// patterns; formats asserts "format", as drafts 04 to 07 do. It is the
+// one JSON Schema compiler of toolshelf: the definition check and the
+// validation of arguments both use it.
+func compile(schema []byte, engine func(string) (jsonschema.Regexp, error), formats bool) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
+	}
+	if root, ok := doc.(map[string]any); ok {
+		if _, ok := root["$schema"]; ok {
+			root = maps.Clone(root)
+			delete(root, "$schema")
+			doc = root
+		}
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refuseLoader{})
-	c.UseRegexpEngine(ecma.Engine)
-	if err := c.AddResource(ecma.SchemaURL, root); err != nil {
-		return compileError(err)
+	c.UseRegexpEngine(engine)
+	if formats {
+		c.AssertFormat()
 	}
-	s, err := c.Compile(ecma.SchemaURL)
-	if err != nil {
-		return compileError(err)
+	if err := c.AddResource(ecma.SchemaURL, doc); err != nil {
+		return nil, err
 	}
-	if w.refs == 0 {
-		return nil // a loop needs a reference
-	}
-	return refCycle(s)
+	return c.Compile(ecma.SchemaURL)
 }
 
 // jsonDepth returns the deepest nesting of objects and arrays in data and

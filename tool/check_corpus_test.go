@@ -16,9 +16,9 @@ var corpusMaxima = struct {
 }{description: 7011, schema: 12120, properties: 69, subschemas: 89, depth: 21}
 
 // TestCapsAboveTheCorpus measures every tool of the built-in catalog as
-// the check does, checks that every one passes, that the maxima are the
-// ones the caps' documentation quotes and that each cap is at least twice
-// its maximum.
+// the check does, checks that every one passes and renders as it is, that
+// the maxima are the ones the caps' documentation quotes and that each cap
+// is at least twice its maximum.
 func TestCapsAboveTheCorpus(t *testing.T) {
 	files, err := filepath.Glob("../catalog/builtin/mcp/*.json")
 	if err != nil || len(files) < 50 {
@@ -60,6 +60,11 @@ func TestCapsAboveTheCorpus(t *testing.T) {
 			}
 			if err := CheckDefinition(tl.Description, params); err != nil {
 				t.Errorf("%s %s refused: %v", filepath.Base(f), tl.Name, err)
+			}
+			// Real schemas, those that declare draft-07 included, go to
+			// providers byte for byte: requests do not change.
+			if r, err := RenderSchema(params); err != nil || !bytes.Equal(r.Schema, params) || len(r.Repairs) > 0 {
+				t.Errorf("%s %s renders as %.200s, repairs %v, error %v", filepath.Base(f), tl.Name, r.Schema, r.Repairs, err)
 			}
 			d, _ := jsonDepth(params)
 			var v any

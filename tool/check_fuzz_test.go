@@ -10,7 +10,8 @@ import (
 
 // FuzzCheckDefinition feeds arbitrary schemas to the check: it must not
 // panic, must answer the same twice, and must refuse only with an error
-// that wraps ErrSchema or ErrTooLarge.
+// that wraps ErrSchema or ErrTooLarge. A schema it accepts renders to a
+// 2020-12 form that it accepts too and that renders as it is.
 func FuzzCheckDefinition(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"object"}`,
@@ -22,6 +23,9 @@ func FuzzCheckDefinition(f *testing.F) {
 		`{"type":"object","items":[{"$ref":"#/items/0"}],"dependencies":{"a":{"$ref":"#"}}}`,
 		`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","definitions":{"x":{"$ref":"#/definitions/x"}}}`,
 		`{"type":"object","properties":{"a":{"$ref":5}}}`,
+		`{"$schema":"http://json-schema.org/draft-04/schema#","id":"x","type":"object","properties":{"p":{"id":"#p","minimum":0,"exclusiveMinimum":true,"maximum":1,"exclusiveMaximum":false}}}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","dependencies":{"a":["b"],"c":{"$ref":"#/definitions/d"}},"definitions":{"d":{}},"properties":{"e":{"$ref":"#/dependencies/c","minLength":1}}}`,
+		`{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,"type":"object","items":[{"$recursiveRef":"#"}],"additionalItems":false}`,
 		`[`, `{"a":"\\"}`, `}{`, ``,
 	} {
 		f.Add("Does things.", []byte(s))
@@ -34,6 +38,19 @@ func FuzzCheckDefinition(f *testing.F) {
 		again := tool.CheckDefinition(desc, json.RawMessage(schema))
 		if (err == nil) != (again == nil) || (err != nil && err.Error() != again.Error()) {
 			t.Fatalf("two checks disagree: %v / %v", err, again)
+		}
+		if err != nil {
+			return
+		}
+		r, err := tool.RenderSchema(json.RawMessage(schema))
+		if err != nil {
+			t.Fatalf("the check accepts %q, RenderSchema refuses it: %v", schema, err)
+		}
+		if err := tool.CheckDefinition(desc, r.Schema); err != nil {
+			t.Fatalf("the rendered %s is refused: %v", r.Schema, err)
+		}
+		if twice, err := tool.RenderSchema(r.Schema); err != nil || string(twice.Schema) != string(r.Schema) {
+			t.Fatalf("the rendered %s renders as %s (%v)", r.Schema, twice.Schema, err)
 		}
 	})
 }

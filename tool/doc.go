@@ -13,7 +13,17 @@
 // Every tool is checked once, when it registers, the way the providers
 // check tool definitions ([CheckDefinition]): a schema a provider rejects
 // or a definition past a size cap would fail every request that declares
-// it, so such a tool is refused and the others register.
+// it, so such a tool is refused and the others register. A schema is read
+// by the JSON Schema draft it declares; what older drafts write
+// differently is translated into 2020-12, the draft providers read
+// ([RenderSchema]), and refused only when it cannot be.
+//
+// The package also owns a tool call once a runtime has found the tool:
+// [Validator] checks the arguments against the schema (one compiler for
+// the check and the validation), [Run] runs the handler (a panic becomes
+// a [*PanicError], a nil result an empty one, an interrupted call an
+// [ErrCancelled]), and [Validator.Call] does both. The agent loop, codemode
+// scripts and the MCP gateway all call tools this way.
 //
 // Tools that come from MCP servers get model-facing names from a [Namer]:
 // mcp__<server>__<tool>, sanitised to the characters every provider accepts,

@@ -1,4 +1,4 @@
-package agent
+package tool_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // isObject reports whether args is exactly one JSON object.
 func isObject(args []byte) bool {
 	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber() // as the agent reads arguments: 1e700 is a number, not an error
+	dec.UseNumber() // as the validator reads arguments: 1e700 is a number, not an error
 	var v any
 	if dec.Decode(&v) != nil || dec.More() {
 		return false
@@ -24,7 +24,7 @@ func isObject(args []byte) bool {
 }
 
 // FuzzValidateArguments validates arbitrary arguments against arbitrary
-// parameter schemas, as the agent does before it runs a call. It must not
+// parameter schemas, as every runtime does before it runs a call. It must not
 // panic. Arguments that are not one JSON object are refused whatever the
 // schema; the empty schema accepts every object; the verdict is the same
 // from a fresh cache and from a cache that compiled the schema already
@@ -72,8 +72,8 @@ func FuzzValidateArguments(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, schema, args []byte) {
 		tl := tool.Tool{Name: "t", Parameters: json.RawMessage(schema)}
-		var cache schemaCache
-		err := cache.validate(t.Context(), tl, args)
+		var v tool.Validator
+		err := v.Validate(t.Context(), tl, args)
 		if !isObject(args) {
 			if err == nil {
 				t.Fatalf("arguments %q that are not one JSON object were accepted", args)
@@ -82,8 +82,8 @@ func FuzzValidateArguments(f *testing.F) {
 		}
 		// A pattern too slow for the time budget gives a verdict that
 		// depends on the machine's speed: only the others must agree.
-		var slow *slowSchemaError
-		again := cache.validate(t.Context(), tl, args)
+		var slow *tool.SlowSchemaError
+		again := v.Validate(t.Context(), tl, args)
 		if !errors.As(err, &slow) && !errors.As(again, &slow) &&
 			((again == nil) != (err == nil) || (err != nil && again.Error() != err.Error())) {
 			t.Fatalf("the cached schema gives %v, the first compilation %v", again, err)
@@ -95,8 +95,8 @@ func FuzzValidateArguments(f *testing.F) {
 		if bound := 6*10*(len(schema)+len(args)) + 1000; len(msg) > bound {
 			t.Fatalf("a refusal of %d bytes (bound %d): %.500q", len(msg), bound, msg)
 		}
-		var empty schemaCache
-		if err := empty.validate(t.Context(), tool.Tool{Name: "t", Parameters: json.RawMessage(`{}`)}, args); err != nil {
+		var empty tool.Validator
+		if err := empty.Validate(t.Context(), tool.Tool{Name: "t", Parameters: json.RawMessage(`{}`)}, args); err != nil {
 			t.Fatalf("the empty schema refuses the object %q: %v", args, err)
 		}
 	})

@@ -1,4 +1,4 @@
-package agent
+package tool
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/toolshelf/toolshelf/tool"
 )
 
 var patternSchema = json.RawMessage(`{"type":"object","properties":{"values":{"type":"array","items":{"type":"string","pattern":"^(a+)+$"}}}}`)
@@ -23,17 +21,14 @@ func manyValues(n int, s string) []byte {
 }
 
 func TestValidationStopsWhenTheCallIsCancelled(t *testing.T) {
-	var c schemaCache
-	tl := tool.Tool{Name: "check", Parameters: patternSchema}
+	var c Validator
+	tl := Tool{Name: "check", Parameters: patternSchema}
 	slow := manyValues(200, strings.Repeat("a", 40)+"!")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := c.validate(ctx, tl, slow); !errors.Is(err, context.Canceled) {
-		t.Fatalf("validate with a cancelled context = %v, want context.Canceled", err)
-	}
-	if got := invalidText(ctx, "check", context.Canceled); got != cancelledText {
-		t.Errorf("the result of a cancelled validation is %q, want %q", got, cancelledText)
+	if err := c.Validate(ctx, tl, slow); !errors.Is(err, context.Canceled) || !errors.Is(err, ErrCancelled) {
+		t.Fatalf("validate with a cancelled context = %v, want ErrCancelled and context.Canceled", err)
 	}
 	if in := c.get(patternSchema).idle[0]; in.meter.Matches() != 0 {
 		t.Errorf("%d matches ran after the cancellation, want none", in.meter.Matches())
@@ -41,7 +36,7 @@ func TestValidationStopsWhenTheCallIsCancelled(t *testing.T) {
 
 	// Cancelled after three matches (of fast values): none runs after.
 	late := &cancelAfter{Context: context.Background(), n: 3}
-	if err := c.validate(late, tl, manyValues(200, "aaaa")); !errors.Is(err, context.Canceled) {
+	if err := c.Validate(late, tl, manyValues(200, "aaaa")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("validate cancelled midway = %v, want context.Canceled", err)
 	}
 	if in := c.get(patternSchema).idle[0]; in.meter.Matches() != 3 {
@@ -65,7 +60,7 @@ func (c *cancelAfter) Err() error {
 }
 
 func TestConcurrentValidationsTakeTheirOwnInstance(t *testing.T) {
-	var c schemaCache
+	var c Validator
 	s := c.get(patternSchema)
 	a, err := s.acquire()
 	if err != nil {
@@ -83,7 +78,7 @@ func TestConcurrentValidationsTakeTheirOwnInstance(t *testing.T) {
 	if a.schema.Validate(map[string]any{"values": []any{"aaa"}}) == nil || a.meter.Err() == nil {
 		t.Error("a spent budget did not stop the match")
 	}
-	b.meter.Start(context.Background(), validationBudget)
+	b.meter.Start(context.Background(), ValidationBudget)
 	if err := b.schema.Validate(map[string]any{"values": []any{"aaa"}}); err != nil || b.meter.Err() != nil {
 		t.Errorf("the other instance: %v, meter %v", err, b.meter.Err())
 	}
