@@ -17,4 +17,9 @@
 // declaration is one providers reject (tool.CheckDefinition), which is
 // withdrawn; and every result's text is bounded (Config.MaxResultBytes)
 // before it enters the transcript.
+//
+// Who it is for: programs that run their own loop over a [tool.Registry]
+// and an [llm.Model]. Most programs start at the root package's
+// Shelf.Agent, which builds this loop with sessions, MCP servers and the
+// metrics log.
 package agent

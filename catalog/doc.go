@@ -18,4 +18,7 @@
 //
 // The built-in default catalog, the real tool lists of 53 public MCP
 // servers, is in package [github.com/toolshelf/toolshelf/catalog/builtin].
+//
+// Who it is for: programs that load tool lists saved from MCP servers (a
+// gateway's or a test's), and the linter.
 package catalog

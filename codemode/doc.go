@@ -21,4 +21,7 @@
 // codemode tool, whose description lists the codemode tools by exposure,
 // computed once, so that it never changes while servers connect or tools
 // load.
+//
+// Who it is for: programs that let a model run scripts over their tools.
+// The root package and the gateway wire it for the codemode exposure.
 package codemode

@@ -33,4 +33,8 @@
 // served (the longest prefix, at the same granularity, that any earlier
 // request sent), so a client can compute how much of its prefix it
 // preserved.
+//
+// Who it is for: tests and benchmarks of programs that talk to these APIs,
+// offline. The root package's emulator provider runs it in process;
+// toolshelf emulate serves it.
 package emulator

@@ -35,4 +35,7 @@
 // Schemas are shown to clients in the JSON Schema 2020-12 form providers
 // get (tool.RenderSchema), since a client declares them to its model as
 // they are.
+//
+// Who it is for: programs that serve a shelf to MCP clients (toolshelf
+// serve is one).
 package gateway

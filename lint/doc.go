@@ -22,4 +22,7 @@
 //
 // Everything is deterministic: findings are sorted by server, tool, rule and
 // parameter, and nothing depends on map order.
+//
+// Who it is for: authors of MCP servers and catalogs who check their tool
+// definitions from Go tests; toolshelf lint runs it from the command line.
 package lint

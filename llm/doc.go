@@ -11,4 +11,7 @@
 // because the transcript compares declarations as canonical bytes.
 //
 // Nothing here knows a provider's wire format; adapters translate.
+//
+// Who it is for: every program that uses toolshelf: its own [Model], tests,
+// and the adapters.
 package llm

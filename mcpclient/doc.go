@@ -36,4 +36,7 @@
 // whole to a file only the user can read.
 //
 // The MCP SDK's types do not appear in this package's API.
+//
+// Who it is for: programs that put MCP servers' tools on a [tool.Registry]
+// themselves; the root package's Shelf does this from a servers file.
 package mcpclient

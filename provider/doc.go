@@ -19,4 +19,7 @@
 //     initial tools and call_tool and never changes; loaded tools are
 //     described in the update's text and called through call_tool, which
 //     the adapter unwraps so the transcript records the real tool.
+//
+// Who it is for: adapter authors, and programs that choose or override a
+// model's tool class.
 package provider

@@ -21,4 +21,7 @@
 // Both are safe for concurrent use and support incremental Add and Remove.
 // The package knows nothing of registries: callers turn tools into
 // [Document] values (package toolsearch does this for the shelf).
+//
+// Who it is for: programs that rank tools, or any named documents, without
+// a registry; package toolsearch puts it over a shelf.
 package search

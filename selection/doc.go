@@ -19,4 +19,7 @@
 // shares nothing with the task). A [Cache] remembers selections by the
 // task's normalised [Features], keyed also by the pool, the model and the
 // system prompt, with a lifetime.
+//
+// Who it is for: programs that pick a task's tools before its first
+// request; the root package wires it as AgentConfig.Select.
 package selection

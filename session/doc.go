@@ -124,4 +124,7 @@
 // process never leaves a session locked. Readers ([Options.ReadOnly],
 // [List], [Fork]'s source) need no lock. Systems without flock(2) get no
 // protection.
+//
+// Who it is for: programs that read, list or fork saved conversations; the
+// root package writes them.
 package session

@@ -14,4 +14,7 @@
 // appends one [Record] per model request (usage, declared and called
 // tools) to a JSON Lines file that [ReadLog] reads back, skipping and
 // reporting lines that are not records.
+//
+// Who it is for: programs that count what tool definitions and requests
+// cost, and readers of the metrics log.
 package tokens

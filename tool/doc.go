@@ -29,4 +29,7 @@
 // mcp__<server>__<tool>, sanitised to the characters every provider accepts,
 // at most 64 characters, with a stable hash suffix where two tools would
 // otherwise share a name.
+//
+// Who it is for: every program with tools of its own, and anything that
+// runs a tool call.
 package tool

@@ -14,4 +14,7 @@
 // removals come before additions; a redefinition keeps its position; a
 // removal followed by a re-addition in a later message moves the tool to
 // the end; a section set to null is deleted.
+//
+// Who it is for: adapter authors, and tools that read transcripts (render,
+// replay).
 package transcript

@@ -1,5 +1,3 @@
-// Package llmtest provides a scripted [llm.Model] for tests: it answers
-// each request with the next reply of a script and records the requests.
 package llmtest
 
 import (

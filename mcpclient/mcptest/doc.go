@@ -8,4 +8,6 @@
 // its TestMain and configures the server with [Command]; [NewHostileServer]
 // and the ServerEnv modes of [ServeHostile] and the like are servers that
 // misbehave, to test what reaches the user.
+//
+// Who it is for: tests of MCP clients, this module's and others'.
 package mcptest

@@ -30,4 +30,7 @@
 // are unwrapped into the calls they stand for, so the transcript records
 // real tools. RequestBody returns the exact body Stream sends, for golden
 // tests and for showing what a transcript renders to.
+//
+// Who it is for: programs that build an Anthropic model themselves; the
+// root package's provider table is the short way.
 package anthropic

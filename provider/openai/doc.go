@@ -23,4 +23,7 @@
 // which handles authentication, retries and server-sent events; none of
 // its types appear in this package's API. RequestBody returns the exact
 // bytes Stream sends, for golden tests and debugging.
+//
+// Who it is for: programs that build an OpenAI model themselves; the root
+// package's provider table is the short way.
 package openai
