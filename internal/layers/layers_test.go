@@ -19,7 +19,7 @@ var layer = map[string]int{
 	"cmd/toolshelf":       0,
 	"examples/library":    0,
 	"internal/cli":        1,
-	"bench":               2,
+	"internal/bench":      2,
 	"gateway":             2,
 	"adapter":             3,
 	"":                    4, // the root package, toolshelf: the front door
