@@ -24,14 +24,20 @@ import (
 // request.
 const DefaultFirstWait = 10 * time.Second
 
-// AgentConfig configures a conversation ([Shelf.Agent]). Set Model or
-// Provider.
+// AgentConfig configures a conversation ([Shelf.Agent]). Set Model, or
+// Provider and NewModel.
 type AgentConfig struct {
 	// Model answers the requests: the caller's own, or nil to build the
-	// adapter Provider names.
+	// model Provider names with NewModel.
 	Model llm.Model
 	// Provider names a provider's model when Model is nil.
 	Provider Provider
+	// NewModel builds the model of Provider, resolved ([Provider.Resolve]),
+	// when Model is nil: New of package github.com/toolshelf/toolshelf/adapter
+	// builds the provider's adapter on its SDK, or the offline emulator's.
+	// This package links no SDK, so a program that brings its own Model
+	// links none; nil with Provider fails.
+	NewModel func(Provider) (llm.Model, error)
 	// SystemPrompt is a new conversation's system prompt.
 	SystemPrompt string
 	// Session saves the conversation to a session file, new, resumed or
@@ -222,14 +228,20 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	a := &Agent{shelf: s, cfg: cfg}
 	model := cfg.Model
 	if model == nil {
-		p, api, err := cfg.Provider.resolve()
+		p, err := cfg.Provider.Resolve()
 		if err != nil {
 			return nil, err
 		}
-		if model, err = newAdapter(p, api); err != nil {
+		if cfg.NewModel == nil {
+			return nil, fmt.Errorf("toolshelf: provider %s needs AgentConfig.NewModel to build its model: set it to adapter.New, of package github.com/toolshelf/toolshelf/adapter (or set AgentConfig.Model)", p.Name)
+		}
+		if model, err = cfg.NewModel(p); err != nil {
 			return nil, err
 		}
-		a.api, a.model, a.class = string(api), p.Model, string(p.Capabilities.Tools)
+		if model == nil {
+			return nil, fmt.Errorf("toolshelf: AgentConfig.NewModel returned no model for provider %s", p.Name)
+		}
+		a.api, a.model, a.class = string(p.API), p.Model, string(p.Capabilities.Tools)
 	}
 	if err := s.begin(a); err != nil {
 		return nil, err

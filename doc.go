@@ -9,11 +9,14 @@
 // model loads them.
 //
 // [Shelf.Agent] starts a conversation with a model — the caller's
-// [llm.Model] or a provider named in [Provider], one of [Providers]:
-// Anthropic, OpenAI, any Chat Completions server, or the offline
-// [Emulator], which runs in process with no key — new, resumed from a
-// session file or forked from one, optionally with two-phase selection
-// ([SelectConfig]). [Agent.Run] runs one prompt. The front door applies the
+// [llm.Model], or the model [AgentConfig.NewModel] builds for a provider
+// named in [Provider], one of [Providers]: Anthropic, OpenAI, any Chat
+// Completions server, or the offline [Emulator], which runs in process
+// with no key — new, resumed from a session file or forked from one,
+// optionally with two-phase selection ([SelectConfig]). This package
+// holds the provider table but no adapter: New of package
+// github.com/toolshelf/toolshelf/adapter builds the provider's model on
+// its SDK, so a program that brings its own model links no SDK. [Agent.Run] runs one prompt. The front door applies the
 // rules that keep the provider's prompt cache: a resumed conversation keeps
 // the tools its transcript declared (those of servers still connecting stay
 // declared as pending), tool_search is declared only when some tool waits

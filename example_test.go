@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/adapter"
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/llm"
@@ -135,11 +136,11 @@ func Example_codemode() {
 	// codemode → saved: milk; saved: eggs; saved: bread (3 calls inside)
 }
 
-// The offline provider: no key and no network. The built-in emulator
-// answers in process, behind the adapter of the model's API, and its
-// stand-in model finds the program's tool with tool_search, calls it and
-// reports what it returned. Agent.Usage sums the requests' tokens, every
-// part of the prompt named.
+// The offline provider: no key and no network. adapter.New builds its
+// model: the built-in emulator answers in process, behind the adapter of
+// the model's API, and its stand-in model finds the program's tool with
+// tool_search, calls it and reports what it returned. Agent.Usage sums
+// the requests' tokens, every part of the prompt named.
 func Example_offline() {
 	ctx := context.Background()
 	forecast := tool.Tool{Name: "get_forecast", Description: "Get the weather forecast.", Exposure: tool.Deferred,
@@ -151,7 +152,7 @@ func Example_offline() {
 		panic(err)
 	}
 	defer shelf.Close()
-	a, err := shelf.Agent(ctx, toolshelf.AgentConfig{Provider: toolshelf.Provider{Name: toolshelf.Emulator}})
+	a, err := shelf.Agent(ctx, toolshelf.AgentConfig{Provider: toolshelf.Provider{Name: toolshelf.Emulator}, NewModel: adapter.New})
 	if err != nil {
 		panic(err)
 	}

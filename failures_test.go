@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/adapter"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/llm/llmtest"
 	"github.com/toolshelf/toolshelf/mcpclient"
@@ -141,7 +142,7 @@ func TestUsageSumsTheConversation(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer shelf.Close()
-		a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Provider: toolshelf.Provider{Name: toolshelf.Emulator},
+		a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Provider: toolshelf.Provider{Name: toolshelf.Emulator}, NewModel: adapter.New,
 			SystemPrompt: system, Select: sel})
 		if err != nil {
 			t.Fatal(err)

@@ -2,22 +2,19 @@ package toolshelf
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
 
-	"github.com/toolshelf/toolshelf/emulator"
-	"github.com/toolshelf/toolshelf/internal/standin"
-	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
-	"github.com/toolshelf/toolshelf/provider/anthropic"
-	"github.com/toolshelf/toolshelf/provider/openai"
 )
 
-// Provider names a model behind a provider API, for [NewModel] and
+// Provider names a model behind a provider API, for
 // [AgentConfig.Provider]. [Providers] lists the names with their APIs,
-// default models and keys.
+// default models and keys. A Provider is data: [AgentConfig.NewModel]
+// builds the model it names (New of package
+// github.com/toolshelf/toolshelf/adapter does, on the provider's SDK), so
+// this package links no SDK.
 type Provider struct {
 	// Name is a provider of [Providers]: [Anthropic], [OpenAI],
 	// [OpenAIChat] or [Emulator] (offline).
@@ -27,7 +24,8 @@ type Provider struct {
 	Model string
 	// API is the wire format, for the emulator, which speaks them all;
 	// empty means the one the model's name suggests ([SuggestAPI]). The
-	// other providers speak one API each, and refuse another.
+	// other providers speak one API each, and refuse another. A resolved
+	// provider ([Provider.Resolve]) names the API its adapter speaks.
 	API provider.API
 	// APIKey authenticates; empty means the environment variable of the
 	// provider's [ProviderInfo.KeyEnv]. Without either, anthropic and openai
@@ -49,10 +47,6 @@ type Provider struct {
 	// Retention is the Anthropic prompt-cache retention: "5m" (default),
 	// "1h" or "none".
 	Retention string
-	// Emulator is the emulator that answers for the Emulator provider;
-	// nil means a new one whose model is toolshelf's stand-in (see
-	// [Emulator]). Give one to choose its responder, clock or records.
-	Emulator *emulator.Server
 }
 
 // Provider names: what [Provider.Name] and the command line's --provider
@@ -67,7 +61,8 @@ const (
 	OpenAIChat = "openai-chat"
 	// Emulator answers offline, in process, with no key: the built-in
 	// provider emulator (package emulator) behind the adapter of the
-	// model's API, its model a stand-in that knows toolshelf. For the last
+	// model's API, its model a stand-in that knows toolshelf (package
+	// adapter builds it, as it builds the others). For the last
 	// request it calls a tool whose name the request mentions, or searches
 	// with the request's words and calls the first tool the search loaded
 	// (arguments made from the tool's schema), and answers with what the
@@ -105,9 +100,6 @@ type ProviderInfo struct {
 	basePath string
 	// noKey is the key sent without one, "" when the provider needs one.
 	noKey string
-	// adapter builds the model of a resolved provider on client (nil:
-	// the SDK's default client).
-	adapter func(p Provider, client *http.Client) (llm.Model, error)
 }
 
 // The default models.
@@ -120,11 +112,11 @@ const (
 // list them.
 var providers = []ProviderInfo{
 	{Name: Anthropic, Summary: "Anthropic Messages", API: provider.AnthropicMessages, DefaultModel: defaultClaude,
-		KeyEnv: "ANTHROPIC_API_KEY", NeedsKey: true, adapter: newAnthropic},
+		KeyEnv: "ANTHROPIC_API_KEY", NeedsKey: true},
 	{Name: OpenAI, Summary: "OpenAI Responses", API: provider.OpenAIResponses, DefaultModel: defaultGPT,
-		KeyEnv: "OPENAI_API_KEY", NeedsKey: true, basePath: "/v1", adapter: newResponses},
+		KeyEnv: "OPENAI_API_KEY", NeedsKey: true, basePath: "/v1"},
 	{Name: OpenAIChat, Summary: "Chat Completions, OpenAI-compatible servers too", API: provider.OpenAIChat,
-		KeyEnv: "OPENAI_API_KEY", basePath: "/v1", noKey: "none", adapter: newChat},
+		KeyEnv: "OPENAI_API_KEY", basePath: "/v1", noKey: "none"},
 	{Name: Emulator, Summary: "offline, in process, no key",
 		DefaultModel: defaultClaude, Offline: true, noKey: "emulator"},
 }
@@ -200,55 +192,57 @@ func SuggestAPI(model string) provider.API {
 	return provider.OpenAIChat
 }
 
-// resolve fills p's defaults and its capabilities, and returns the API
-// its adapter speaks.
-func (p Provider) resolve() (Provider, provider.API, error) {
+// Resolve returns p with its defaults filled, as a model's constructor
+// ([AgentConfig.NewModel]) gets it: the model ([ProviderInfo.DefaultModel]),
+// the API its adapter speaks in API, the key (from [ProviderInfo.KeyEnv],
+// else the placeholder a keyless provider sends) and the capabilities
+// (the built-in capability table's for the API and model). It fails,
+// saying what to change, on an unknown provider or API, an API the
+// provider does not speak, a missing model or key, a BaseURL for the
+// in-process emulator and capabilities the API cannot render. A resolved
+// provider resolves to itself.
+func (p Provider) Resolve() (Provider, error) {
 	info, ok := LookupProvider(p.Name)
 	if !ok {
 		if p.Name == "" {
-			return p, "", fmt.Errorf("toolshelf: no model: set AgentConfig.Model, or Provider.Name to %s", ProviderNames())
+			return p, fmt.Errorf("toolshelf: no model: set AgentConfig.Model, or Provider.Name to %s", ProviderNames())
 		}
-		return p, "", fmt.Errorf("toolshelf: unknown provider %q: use %s", p.Name, ProviderNames())
+		return p, fmt.Errorf("toolshelf: unknown provider %q: use %s", p.Name, ProviderNames())
 	}
 	if p.Model == "" {
 		if info.DefaultModel == "" {
-			return p, "", fmt.Errorf("toolshelf: provider %s needs a model: the id the server knows, such as llama3.3", p.Name)
+			return p, fmt.Errorf("toolshelf: provider %s needs a model: the id the server knows, such as llama3.3", p.Name)
 		}
 		p.Model = info.DefaultModel
 	}
-	api := info.APIFor(p.Model)
 	switch {
 	case p.API == "":
+		p.API = info.APIFor(p.Model)
 	case !slices.Contains(provider.APIs, p.API):
-		return p, "", fmt.Errorf("toolshelf: unknown API %q: use %s", p.API, apiNames())
+		return p, fmt.Errorf("toolshelf: unknown API %q: use %s", p.API, apiNames())
 	case info.API != "" && p.API != info.API:
-		return p, "", fmt.Errorf("toolshelf: provider %s speaks %s, not %s: leave Provider.API empty, or name the provider of %[3]s", p.Name, info.API, p.API)
-	default:
-		api = p.API
+		return p, fmt.Errorf("toolshelf: provider %s speaks %s, not %s: leave Provider.API empty, or name the provider of %[3]s", p.Name, info.API, p.API)
 	}
 	if p.APIKey == "" && info.KeyEnv != "" {
 		p.APIKey = os.Getenv(info.KeyEnv)
 	}
 	if p.APIKey == "" {
 		if info.NeedsKey {
-			return p, api, fmt.Errorf("toolshelf: provider %s needs an API key: set %s or Provider.APIKey", p.Name, info.KeyEnv)
+			return p, fmt.Errorf("toolshelf: provider %s needs an API key: set %s or Provider.APIKey", p.Name, info.KeyEnv)
 		}
 		p.APIKey = info.noKey // the SDKs want one
 	}
 	if info.Offline && p.BaseURL != "" {
-		return p, api, fmt.Errorf("toolshelf: provider %s runs in process and takes no BaseURL: for an emulator served over HTTP, name the provider of its API with that BaseURL", p.Name)
-	}
-	if !info.Offline && p.Emulator != nil {
-		return p, api, fmt.Errorf("toolshelf: Provider.Emulator is for provider %s, not %s", Emulator, p.Name)
+		return p, fmt.Errorf("toolshelf: provider %s runs in process and takes no BaseURL: for an emulator served over HTTP, name the provider of its API with that BaseURL", p.Name)
 	}
 	if p.Capabilities == nil {
-		c := provider.DefaultTable().Lookup(api, p.Model)
+		c := provider.DefaultTable().Lookup(p.API, p.Model)
 		p.Capabilities = &c
 	}
-	if err := p.Capabilities.Check(api); err != nil {
-		return p, api, fmt.Errorf("toolshelf: %s %s: %w", api, p.Model, err)
+	if err := p.Capabilities.Check(p.API); err != nil {
+		return p, fmt.Errorf("toolshelf: %s %s: %w", p.API, p.Model, err)
 	}
-	return p, api, nil
+	return p, nil
 }
 
 // apiNames lists the APIs as a sentence does.
@@ -258,57 +252,4 @@ func apiNames() string {
 		names[i] = string(a)
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// NewModel returns the adapter of a provider: an [llm.Model] on the
-// provider's official SDK that renders toolshelf's transcript so the
-// prompt cache survives tool changes. For the [Emulator] it is the
-// adapter of the model's API, answered in process.
-func NewModel(p Provider) (llm.Model, error) {
-	p, api, err := p.resolve()
-	if err != nil {
-		return nil, err
-	}
-	return newAdapter(p, api)
-}
-
-// emulatorRoot is the root URL the offline provider's adapters are
-// given; the in-process client never resolves it (.invalid never
-// resolves anywhere).
-const emulatorRoot = "http://emulator.invalid"
-
-// newAdapter builds the adapter of a resolved provider that speaks api.
-func newAdapter(p Provider, api provider.API) (llm.Model, error) {
-	info, _ := LookupProvider(p.Name)
-	if !info.Offline {
-		return info.adapter(p, nil)
-	}
-	em := p.Emulator
-	if em == nil {
-		var err error
-		if em, err = emulator.New(emulator.Config{Responder: standin.Scout{}}); err != nil {
-			return nil, fmt.Errorf("toolshelf: %w", err)
-		}
-	}
-	speaker, _ := ProviderOf(api)
-	p.BaseURL = speaker.BaseURL(emulatorRoot)
-	return speaker.adapter(p, em.Client())
-}
-
-func newAnthropic(p Provider, client *http.Client) (llm.Model, error) {
-	return anthropic.New(anthropic.Config{APIKey: p.APIKey, BaseURL: p.BaseURL, Model: p.Model, Capabilities: *p.Capabilities,
-		MaxTokens: p.MaxTokens, MaxRetries: p.MaxRetries, Retention: anthropic.Retention(p.Retention), HTTPClient: client})
-}
-
-func newResponses(p Provider, client *http.Client) (llm.Model, error) {
-	return openai.NewResponses(openaiConfig(p, client))
-}
-
-func newChat(p Provider, client *http.Client) (llm.Model, error) {
-	return openai.NewChat(openaiConfig(p, client))
-}
-
-func openaiConfig(p Provider, client *http.Client) openai.Config {
-	return openai.Config{APIKey: p.APIKey, BaseURL: p.BaseURL, Model: p.Model, Capabilities: *p.Capabilities,
-		MaxTokens: p.MaxTokens, MaxRetries: p.MaxRetries, HTTPClient: client}
 }

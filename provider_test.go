@@ -3,21 +3,24 @@ package toolshelf_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/toolshelf/toolshelf"
-	"github.com/toolshelf/toolshelf/agent"
-	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/llm/llmtest"
 	"github.com/toolshelf/toolshelf/provider"
 	"github.com/toolshelf/toolshelf/tool"
 )
 
-// TestProviderTable: every name of the table resolves to an adapter of
-// its API (with a key where one is needed), each API has exactly one
-// provider, and the base URL of an API on a server's root follows the
-// SDKs: Anthropic's adds /v1 itself, OpenAI's does not.
+// TestProviderTable: every name of the table resolves (with a key where
+// one is needed) to the API its adapter speaks, with capabilities, and
+// resolves again to itself; each API has exactly one provider, and the
+// base URL of an API on a server's root follows the SDKs: Anthropic's
+// adds /v1 itself, OpenAI's does not.
 func TestProviderTable(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")
@@ -40,11 +43,19 @@ func TestProviderTable(t *testing.T) {
 		if model == "" {
 			model = "llama3.3"
 		}
-		if _, err := toolshelf.NewModel(toolshelf.Provider{Name: p.Name, Model: model}); (err != nil) != p.NeedsKey {
+		if _, err := (toolshelf.Provider{Name: p.Name, Model: model}).Resolve(); (err != nil) != p.NeedsKey {
 			t.Errorf("%s without a key: %v (needs a key: %v)", p.Name, err, p.NeedsKey)
 		}
-		if _, err := toolshelf.NewModel(toolshelf.Provider{Name: p.Name, Model: model, APIKey: "k"}); err != nil {
+		r, err := toolshelf.Provider{Name: p.Name, APIKey: "k", Model: model}.Resolve()
+		if err != nil {
 			t.Errorf("%s: %v", p.Name, err)
+			continue
+		}
+		if r.API != p.APIFor(model) || r.Model != model || r.APIKey != "k" || r.Capabilities == nil || r.Capabilities.Tools == "" {
+			t.Errorf("%s resolves to %+v", p.Name, r)
+		}
+		if again, err := r.Resolve(); err != nil || !cmp.Equal(again, r) {
+			t.Errorf("%s resolved again: %+v, %v; want %+v", p.Name, again, err, r)
 		}
 		if !strings.Contains(toolshelf.ProviderNames(), p.Name) {
 			t.Errorf("ProviderNames() = %q lacks %s", toolshelf.ProviderNames(), p.Name)
@@ -85,11 +96,58 @@ func TestProviderMistakes(t *testing.T) {
 		{toolshelf.Provider{Name: toolshelf.Anthropic, APIKey: "k", API: provider.OpenAIChat}, "speaks anthropic-messages, not openai-chat"},
 		{toolshelf.Provider{Name: toolshelf.Emulator, API: "gemini"}, `unknown API "gemini"`},
 		{toolshelf.Provider{Name: toolshelf.Emulator, BaseURL: "http://127.0.0.1:8089"}, "runs in process and takes no BaseURL"},
-		{toolshelf.Provider{Name: toolshelf.OpenAI, APIKey: "k", Emulator: &emulator.Server{}}, "Provider.Emulator is for provider emulator"},
 	} {
-		if _, err := toolshelf.NewModel(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := c.p.Resolve(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
 		}
+	}
+}
+
+// TestAgentBuildsTheProvidersModelWithNewModel: a conversation that names
+// a provider gets its model from AgentConfig.NewModel, which receives the
+// provider resolved, and the metrics log describes the model by it;
+// without NewModel it fails, naming the constructor and its package.
+func TestAgentBuildsTheProvidersModelWithNewModel(t *testing.T) {
+	metrics := t.TempDir() + "/metrics.jsonl"
+	shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Metrics: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shelf.Close()
+	p := toolshelf.Provider{Name: toolshelf.Emulator, Model: "gpt-5.6-sol"}
+	if _, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Provider: p}); err == nil ||
+		!strings.Contains(err.Error(), "AgentConfig.NewModel") || !strings.Contains(err.Error(), "adapter.New, of package github.com/toolshelf/toolshelf/adapter") {
+		t.Errorf("a provider without NewModel: %v", err)
+	}
+	var got []toolshelf.Provider
+	model := llmtest.New(llmtest.Reply{Message: llm.Message{Content: []llm.Part{llm.Text("hi")}, Usage: &llm.Usage{Input: 10, Output: 1}}})
+	a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Provider: p, NewModel: func(p toolshelf.Provider) (llm.Model, error) {
+		got = append(got, p)
+		return model, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, a, "hello")
+	a.Close()
+	want, err := p.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]toolshelf.Provider{want}, got); diff != "" || want.API != provider.OpenAIResponses {
+		t.Errorf("NewModel got (-want +got):\n%s", diff)
+	}
+	shelf.Close()
+	b, err := os.ReadFile(metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct{ API, Model, Class string }
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	if rec.API != string(want.API) || rec.Model != want.Model || rec.Class != string(want.Capabilities.Tools) {
+		t.Errorf("the metrics record describes %+v, want the resolved provider's %s %s %s", rec, want.API, want.Model, want.Capabilities.Tools)
 	}
 }
 
@@ -100,85 +158,3 @@ var forecast = tool.Tool{Name: "get_forecast", Description: "Get the weather for
 	Handler: tool.HandlerFunc(func(context.Context, json.RawMessage) (*tool.Result, error) {
 		return tool.TextResult("Sunny, 21 °C."), nil
 	})}
-
-// TestEmulatorProviderAnswersOffline: the offline provider, named like
-// any other and given no key, answers through the adapter of each API:
-// its stand-in model searches the shelf, calls what it found and reports
-// the result, and the usage says what the emulated cache did.
-func TestEmulatorProviderAnswersOffline(t *testing.T) {
-	t.Setenv("ANTHROPIC_API_KEY", "")
-	t.Setenv("OPENAI_API_KEY", "")
-	for _, c := range []struct {
-		model string
-		api   provider.API
-	}{
-		{"", provider.AnthropicMessages}, // the default model
-		{"gpt-5.6-sol", provider.OpenAIResponses},
-		{"llama3.3", provider.OpenAIChat},
-		{"claude-sonnet-5", provider.OpenAIChat}, // an API the name does not suggest
-	} {
-		t.Run(string(c.api)+" "+c.model, func(t *testing.T) {
-			shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Tools: []tool.Tool{forecast}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer shelf.Close()
-			p := toolshelf.Provider{Name: toolshelf.Emulator, Model: c.model}
-			if c.model == "claude-sonnet-5" {
-				p.API = c.api
-			}
-			a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Provider: p})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			var text strings.Builder
-			var calls []string
-			for ev, err := range a.Run(t.Context(), "what is the weather forecast") {
-				if err != nil {
-					t.Fatal(err)
-				}
-				switch {
-				case ev.Type == agent.EventStream && ev.Stream.Type == llm.EventTextDelta:
-					text.WriteString(ev.Stream.Delta)
-				case ev.Type == agent.EventToolStart:
-					calls = append(calls, ev.Call.Name)
-				}
-			}
-			if strings.Join(calls, " ") != "tool_search get_forecast" || !strings.Contains(text.String(), "Sunny, 21 °C.") {
-				t.Errorf("calls %v, answer %q", calls, text.String())
-			}
-			msgs := a.Messages()
-			last := msgs[len(msgs)-1]
-			if last.Usage == nil || last.Usage.TotalInput() == 0 || last.Usage.Output == 0 {
-				t.Errorf("the answer's usage: %+v", last.Usage)
-			}
-		})
-	}
-}
-
-// TestEmulatorProviderTakesAnEmulator: a program's own emulator answers,
-// with its responder, and records the requests.
-func TestEmulatorProviderTakesAnEmulator(t *testing.T) {
-	var records []emulator.Record
-	em, err := emulator.New(emulator.Config{Responder: emulator.Echo{}, Observe: func(r emulator.Record) { records = append(records, r) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := toolshelf.NewModel(toolshelf.Provider{Name: toolshelf.Emulator, Emulator: em, APIKey: "mine"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	for ev, err := range m.Stream(t.Context(), &llm.Request{Messages: []llm.Message{llm.UserText("hello there", 1)}}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Type == llm.EventTextDelta {
-			text.WriteString(ev.Delta)
-		}
-	}
-	if text.String() != "echo: hello there" || len(records) != 1 || records[0].Key != "mine" || records[0].API != emulator.AnthropicMessages {
-		t.Errorf("answer %q, records %+v", text.String(), records)
-	}
-}

@@ -1,7 +1,6 @@
-// Command library is the program of the README's "Use toolshelf as a Go
-// library": an agent whose tools wait on the shelf until the model loads
-// them, its own and those of the servers file $TOOLSHELF_MCP names. It
-// answers offline unless $TOOLSHELF_PROVIDER names a provider.
+// Command library is the README's library program: an agent whose tools
+// (its own, and those of the servers file $TOOLSHELF_MCP names) wait on the
+// shelf until the model loads them, offline unless $TOOLSHELF_PROVIDER is set.
 package main
 
 import (
@@ -13,6 +12,7 @@ import (
 	"os"
 
 	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/adapter"
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/tool"
@@ -31,6 +31,7 @@ func main() {
 	defer shelf.Close()
 	a, err := shelf.Agent(ctx, toolshelf.AgentConfig{
 		Provider: toolshelf.Provider{Name: cmp.Or(os.Getenv("TOOLSHELF_PROVIDER"), toolshelf.Emulator)},
+		NewModel: adapter.New,                // the provider's SDK, or the offline emulator
 		Session:  &toolshelf.SessionConfig{}, // saved, resumable
 	})
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/toolshelf/toolshelf/bench"
+	"github.com/toolshelf/toolshelf/internal/bench"
 	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
@@ -126,7 +126,7 @@ notes compares the input tokens, requests and failed steps of search, select+loc
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&tasksFile, "tasks", "", "task suite: JSON Lines, one task per line with id, prompt, lang and steps (each a server, a tool and two queries), as bench/TASKS.md describes (default: the embedded suite, bench/tasks.jsonl)")
+	f.StringVar(&tasksFile, "tasks", "", "task suite: JSON Lines, one task per line with id, prompt, lang and steps (each a server, a tool and two queries), as internal/bench/TASKS.md describes (default: the embedded suite, bench/tasks.jsonl)")
 	f.StringVar(&profiles, "profile", "", "profiles to run, comma-separated: team, corpus (default: both, in that order)")
 	f.StringVar(&servers, "servers", "", "a custom profile: built-in catalog servers, comma-separated")
 	f.StringVar(&strategies, "strategies", "", "strategies to run, comma-separated: full, search, reference, select, select+lock, codemode (default: all)")

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolshelf/toolshelf/bench"
+	"github.com/toolshelf/toolshelf/internal/bench"
 )
 
 func TestBenchCommand(t *testing.T) {
@@ -94,7 +94,7 @@ func TestBenchHelp(t *testing.T) {
 		}
 	}
 	_, out, _ := run(t, "bench", "--help")
-	if !strings.Contains(out, "bench/TASKS.md") {
+	if !strings.Contains(out, "internal/bench/TASKS.md") {
 		t.Errorf("bench --help does not say where the task format is described:\n%s", out)
 	}
 }

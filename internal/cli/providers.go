@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/adapter"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
@@ -269,7 +270,7 @@ the provider's prompt cache.`,
 				return usagef("--cache-retention applies to the Anthropic Messages API only (--provider %s, or a claude-* model)", toolshelf.Anthropic)
 			}
 			// The emulator's adapter is the API's own, and needs no key.
-			m, err := toolshelf.NewModel(toolshelf.Provider{Name: toolshelf.Emulator, API: a, Model: model,
+			m, err := adapter.New(toolshelf.Provider{Name: toolshelf.Emulator, API: a, Model: model,
 				Capabilities: &caps, Retention: retention})
 			if err != nil {
 				return err

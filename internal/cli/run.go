@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/adapter"
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/emulator"
@@ -125,7 +126,7 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 			return nil, err
 		}
 	}
-	prov, err := r.provider()
+	prov, newModel, err := r.provider()
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +158,7 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 	r.closers = append(r.closers, func() { _ = r.shelf.Close() })
 	r.reg, r.mcp = r.shelf.Registry(), r.shelf.MCP()
 	acfg := toolshelf.AgentConfig{
-		Provider: prov, SystemPrompt: f.system, MaxTurns: f.maxTurns, MaxTokens: f.maxTokens,
+		Provider: prov, NewModel: newModel, SystemPrompt: f.system, MaxTurns: f.maxTurns, MaxTokens: f.maxTokens,
 		FirstWait: f.firstWait, Notify: r.notify,
 		Adjust: func(reg *tool.Registry) error { return applyToolPatterns(reg, f.tools) },
 		// A tool --tools activates is waited for like a direct one, so
@@ -221,8 +222,9 @@ func (r *agentRun) notify(n toolshelf.Note) {
 
 // provider maps --provider, --model, --base-url, --script and the
 // capability flags onto the front door's Provider, with the provider
-// table's names, default models and keys.
-func (r *agentRun) provider() (toolshelf.Provider, error) {
+// table's names, default models and keys, and returns the constructor of
+// its model: the adapter's, on --script's emulator when there is one.
+func (r *agentRun) provider() (toolshelf.Provider, func(toolshelf.Provider) (llm.Model, error), error) {
 	f := r.flags
 	name := f.providerName
 	if name == "" {
@@ -234,34 +236,35 @@ func (r *agentRun) provider() (toolshelf.Provider, error) {
 	info, ok := toolshelf.LookupProvider(name)
 	switch {
 	case !ok:
-		return toolshelf.Provider{}, usagef("unknown --provider %q: use %s", name, toolshelf.ProviderNames())
+		return toolshelf.Provider{}, nil, usagef("unknown --provider %q: use %s", name, toolshelf.ProviderNames())
 	case f.script != "" && !info.Offline:
-		return toolshelf.Provider{}, usagef("--script plays replies in the emulator: use it with --provider %s", toolshelf.Emulator)
+		return toolshelf.Provider{}, nil, usagef("--script plays replies in the emulator: use it with --provider %s", toolshelf.Emulator)
 	case f.baseURL != "" && info.Offline:
-		return toolshelf.Provider{}, usagef("--base-url: --provider %s runs in process; for an emulator served by toolshelf emulate, name the provider of its API with its URL", name)
+		return toolshelf.Provider{}, nil, usagef("--base-url: --provider %s runs in process; for an emulator served by toolshelf emulate, name the provider of its API with its URL", name)
 	}
 	p := toolshelf.Provider{Name: name, Model: cmp.Or(f.model, info.DefaultModel), BaseURL: f.baseURL, MaxTokens: f.maxTokens}
 	if p.Model == "" {
-		return p, usagef("--provider %s needs --model (the id the server knows, e.g. llama3.3)", name)
+		return p, nil, usagef("--provider %s needs --model (the id the server knows, e.g. llama3.3)", name)
 	}
 	if info.NeedsKey && os.Getenv(info.KeyEnv) == "" {
-		return p, fmt.Errorf("--provider %s needs an API key: set %s", name, info.KeyEnv)
+		return p, nil, fmt.Errorf("--provider %s needs an API key: set %s", name, info.KeyEnv)
 	}
+	var models adapter.Config
 	if f.script != "" {
 		s, err := emulator.ReadScript(f.script)
 		if err != nil {
-			return p, fmt.Errorf("--script: %w", err)
+			return p, nil, fmt.Errorf("--script: %w", err)
 		}
-		if p.Emulator, err = emulator.New(emulator.Config{Responder: s}); err != nil {
-			return p, err
+		if models.Emulator, err = emulator.New(emulator.Config{Responder: s}); err != nil {
+			return p, nil, err
 		}
 	}
 	caps, err := f.caps.lookup(info.APIFor(p.Model), p.Model)
 	if err != nil {
-		return p, err
+		return p, nil, err
 	}
 	p.Capabilities = &caps
-	return p, nil
+	return p, models.New, nil
 }
 
 // defaultProvider is the provider of a run without --provider: the first

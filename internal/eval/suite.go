@@ -27,7 +27,7 @@ import (
 //
 //	{"sets": [
 //	  {"name": "dev", "queries": ["dev-queries.jsonl"]},
-//	  {"name": "tasks", "tasks": ["../bench/tasks.jsonl", "dev-tasks.jsonl"]},
+//	  {"name": "tasks", "tasks": ["../internal/bench/tasks.jsonl", "dev-tasks.jsonl"]},
 //	  {"name": "metatool", "catalogs": ["external/metatool/catalog"],
 //	   "queries": ["external/metatool/queries.jsonl"]}
 //	]}

@@ -3,7 +3,8 @@
 // conventions — the bridge's call_tool and its text declarations,
 // tool_search results, two-phase selection prompts — so an agent can run
 // end to end offline: the front door's offline provider (toolshelf.Emulator,
-// the command line's --provider emulator) and the benchmark.
+// built by package adapter; the command line's --provider emulator) and the
+// benchmark.
 //
 // Scout is the offline provider's model. Offered reads what one request
 // puts in the model's reach, ExampleArguments makes arguments from a
@@ -12,6 +13,6 @@
 //
 // These helpers live apart from the emulator so that the emulator, which
 // checks the adapters' requests, depends on nothing it checks. The package
-// is internal: programs reach Scout through the root package's Emulator
-// provider.
+// is internal: programs reach Scout through the Emulator provider, whose
+// model package adapter builds.
 package standin

@@ -25,4 +25,8 @@
 // model. Tool results are synthetic text of realistic size, from the
 // tools' handlers whether the model or a script calls them; a final text
 // answer ends the task.
+//
+// The package is internal: its user is the command line's toolshelf bench
+// (package internal/cli), and scripts/bench-report through it. Programs
+// measure with the command, not with this API.
 package bench

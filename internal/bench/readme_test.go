@@ -12,8 +12,8 @@ import (
 // The README's team table and picture, which scripts/bench-report writes
 // from one run.
 const (
-	readmeFile     = "../README.md"
-	readmePicture  = "../docs/bench-team.svg"
+	readmeFile     = "../../README.md"
+	readmePicture  = "../../docs/bench-team.svg"
 	readmeBegin    = "<!-- bench-team begin: written by scripts/bench-report -->"
 	readmeEnd      = "<!-- bench-team end -->"
 	regenerateHint = "run scripts/bench-report, which writes both from one run"

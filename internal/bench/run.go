@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/adapter"
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/catalog"
 	"github.com/toolshelf/toolshelf/catalog/builtin"
@@ -359,7 +360,7 @@ func (r *runner) model(key string) (llm.Model, error) {
 		return nil, err
 	}
 	noRetries := 0
-	return toolshelf.NewModel(toolshelf.Provider{Name: toolshelf.Emulator, Emulator: r.em, API: t.api, Model: t.model,
+	return adapter.Config{Emulator: r.em}.New(toolshelf.Provider{Name: toolshelf.Emulator, API: t.api, Model: t.model,
 		APIKey: key, Capabilities: &t.caps, MaxRetries: &noRetries})
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // Task is one agent task: a user request and the tools an agent must call
-// for it, in order (the format: bench/TASKS.md).
+// for it, in order (the format: internal/bench/TASKS.md).
 type Task struct {
 	ID     string `json:"id"`
 	Prompt string `json:"prompt"`
