@@ -35,6 +35,6 @@
 // preserved.
 //
 // Who it is for: tests and benchmarks of programs that talk to these APIs,
-// offline. The root package's emulator provider runs it in process;
+// offline. Package adapter's emulator provider runs it in process;
 // toolshelf emulate serves it.
 package emulator

@@ -31,6 +31,6 @@
 // real tools. RequestBody returns the exact body Stream sends, for golden
 // tests and for showing what a transcript renders to.
 //
-// Who it is for: programs that build an Anthropic model themselves; the
-// root package's provider table is the short way.
+// Who it is for: programs that build an Anthropic model themselves; package
+// adapter builds it from the root package's provider table.
 package anthropic

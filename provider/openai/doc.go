@@ -24,6 +24,6 @@
 // its types appear in this package's API. RequestBody returns the exact
 // bytes Stream sends, for golden tests and debugging.
 //
-// Who it is for: programs that build an OpenAI model themselves; the root
-// package's provider table is the short way.
+// Who it is for: programs that build an OpenAI model themselves; package
+// adapter builds it from the root package's provider table.
 package openai
