@@ -16,7 +16,9 @@
 // optionally with two-phase selection ([SelectConfig]). This package
 // holds the provider table but no adapter: New of package
 // github.com/toolshelf/toolshelf/adapter builds the provider's model on
-// its SDK, so a program that brings its own model links no SDK. [Agent.Run] runs one prompt. The front door applies the
+// its SDK, so a program that brings its own model links no SDK.
+//
+// [Agent.Run] runs one prompt. The front door applies the
 // rules that keep the provider's prompt cache: a resumed conversation keeps
 // the tools its transcript declared (those of servers still connecting stay
 // declared as pending), tool_search is declared only when some tool waits
@@ -30,6 +32,8 @@
 // the conversation's, so a second [Shelf.Agent] fails with [ErrBusy] until
 // the first is closed. A server that fails to connect is reported to the
 // conversation ([NoteServerFailed]); [Agent.Usage] sums the tokens of its
-// requests. The command line (run, chat, mcp, bench) is built on this
-// package.
+// requests.
+//
+// Who it is for: Go programs that run an agent over many tools. The
+// command line (run, chat, serve, mcp, bench) is built on this package.
 package toolshelf
