@@ -52,6 +52,9 @@ var layer = map[string]int{
 	"internal/safetext":   7,
 	"internal/userdir":    7,
 	"internal/layers":     9,
+
+	// tests only: those that need both provider SDKs
+	"internal/integration": 9,
 }
 
 // confined lists third-party modules that only the named packages may

@@ -1,4 +1,4 @@
-package provider_test
+package integration
 
 import (
 	"bytes"
@@ -145,7 +145,7 @@ func TestCheckAgreesWithTheEmulator(t *testing.T) {
 	}
 	// Both accept every tool of the built-in catalog (a sample of each
 	// server's file: the first tool and the largest schema).
-	files, err := filepath.Glob("../catalog/builtin/mcp/*.json")
+	files, err := filepath.Glob("../../catalog/builtin/mcp/*.json")
 	if err != nil || len(files) < 50 {
 		t.Fatalf("catalog files: %v %v", files, err)
 	}

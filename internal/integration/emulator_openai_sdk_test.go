@@ -1,4 +1,4 @@
-package emulator_test
+package integration
 
 import (
 	"context"
@@ -17,6 +17,18 @@ import (
 
 	"github.com/toolshelf/toolshelf/emulator"
 )
+
+// oaiServer serves an emulator with cfg until the test ends.
+func oaiServer(t *testing.T, cfg emulator.Config) *httptest.Server {
+	t.Helper()
+	s, err := emulator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts
+}
 
 // oaiClient is an SDK client for the emulator, retries off.
 func oaiClient(ts *httptest.Server) openai.Client {
