@@ -79,6 +79,7 @@ func interruptShelf(t *testing.T, restore []string) *tool.Registry {
 // an interrupted result for each call the cut left open, and leave a
 // session in which every call has exactly one result.
 func TestKillAtEveryEntryBoundary(t *testing.T) {
+	t.Parallel()
 	// Record the conversation.
 	dir := t.TempDir()
 	s, err := session.Create(dir, nil)
@@ -192,6 +193,7 @@ func emulatorAdapters(t *testing.T, url string) map[string]func() llm.Model {
 // such a call an interrupted result when they render it, so the session
 // works again through every API.
 func TestResumeOfASessionWithAHole(t *testing.T) {
+	t.Parallel()
 	hs := httptest.NewServer(mustEmulator(t))
 	defer hs.Close()
 	holed := []llm.Message{

@@ -90,6 +90,7 @@ func anthCheckUsage(t *testing.T, u sdk.Usage, rec emulator.Record) {
 }
 
 func TestAnthropicSDKRoundTrip(t *testing.T) {
+	t.Parallel()
 	reply := emulator.Reply{Thinking: "The user wants the weather.", Text: "Let me check the weather for you, it takes a moment.",
 		Calls: []emulator.Call{{Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris", "days": 3}`)}}}
 	var rec anthRecorder
@@ -184,6 +185,7 @@ func TestAnthropicSDKRoundTrip(t *testing.T) {
 // The SDK turns the emulator's error shape into an *sdk.Error, details
 // included.
 func TestAnthropicSDKError(t *testing.T) {
+	t.Parallel()
 	srv := anthTestServer(t, emulator.Config{})
 	client := anthSDKClient(srv.URL)
 	call := sdk.NewAssistantMessage(sdk.NewToolUseBlock("toolu_1", map[string]any{}, "base"))
@@ -219,6 +221,7 @@ func TestAnthropicSDKError(t *testing.T) {
 // the changes class's deferred placeholder from the first request, and
 // a cache read on the second identical request.
 func TestAnthropicAdapterEndToEnd(t *testing.T) {
+	t.Parallel()
 	reply := emulator.Reply{Text: "Checking the weather now.", Calls: []emulator.Call{{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}}
 	var rec anthRecorder
 	var exchanges []*emulator.Exchange

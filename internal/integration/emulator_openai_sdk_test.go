@@ -77,6 +77,7 @@ type oaiResult struct {
 }
 
 func TestResponsesSDK(t *testing.T) {
+	t.Parallel()
 	ts := oaiServer(t, emulator.Config{Now: oaiFixedClock,
 		Responder: emulator.NewScripted(oaiTextReply, oaiOneCallReply, oaiThinkingReply, oaiCallsReply)})
 	client := oaiClient(ts)
@@ -232,6 +233,7 @@ func oaiResponsesStream(t *testing.T, client openai.Client, params responses.Res
 }
 
 func TestChatSDK(t *testing.T) {
+	t.Parallel()
 	ts := oaiServer(t, emulator.Config{Now: oaiFixedClock,
 		Responder: emulator.NewScripted(oaiTextReply, oaiOneCallReply, oaiThinkingReply, oaiCallsReply)})
 	client := oaiClient(ts)
@@ -374,6 +376,7 @@ func oaiChatStream(t *testing.T, client openai.Client, params openai.ChatComplet
 }
 
 func TestOpenAISDKErrors(t *testing.T) {
+	t.Parallel()
 	ts := oaiServer(t, emulator.Config{ContextWindow: 50})
 	client := oaiClient(ts)
 	ctx := context.Background()

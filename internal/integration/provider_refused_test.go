@@ -118,6 +118,7 @@ func wideSchema(n int) string {
 // stricter only where it says so: references that loop in place, and
 // relative references, which the emulator resolves against its own base.
 func TestCheckAgreesWithTheEmulator(t *testing.T) {
+	t.Parallel()
 	es := newEmulator(t, emulator.Echo{})
 	for _, p := range poisoned {
 		t.Run(p.name, func(t *testing.T) {
@@ -215,6 +216,7 @@ func poisonedTranscript(ts llm.Tool, bad llm.Tool) []llm.Message {
 // pending, but its server's definition is refused again), and the plan
 // sends the old declaration as a stand-in, so requests stay byte-stable.
 func TestPoisonedSessionWorksAgain(t *testing.T) {
+	t.Parallel()
 	reg := tool.NewRegistry()
 	ranker, err := search.NewBM25F(nil)
 	if err != nil {
