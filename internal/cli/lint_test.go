@@ -48,7 +48,9 @@ func TestLintBuiltinCatalog(t *testing.T) {
 }
 
 func TestLintJSON(t *testing.T) {
-	t.Parallel()
+	if testing.Short() {
+		t.Skip("lints the whole corpus; go test without -short runs it")
+	}
 	code, out, _ := run(t, "lint", "--json", "--fail-on", "never")
 	if code != 0 {
 		t.Fatalf("exit %d", code)

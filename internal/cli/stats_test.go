@@ -19,7 +19,9 @@ import (
 )
 
 func TestStatsFields(t *testing.T) {
-	t.Parallel()
+	if testing.Short() {
+		t.Skip("breaks down every tool of the corpus; go test without -short runs it")
+	}
 	code, out, errOut := run(t, "stats", "--fields")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
