@@ -227,6 +227,7 @@ func TestParseConfigErrors(t *testing.T) {
 // working folder; a bare program name is left for PATH, and absolute
 // paths as they are.
 func TestRelativePathsAreTheProjects(t *testing.T) {
+	t.Parallel()
 	proj := filepath.Join(t.TempDir(), "proj")
 	file := `{"mcpServers": {
   "local": {"command": "./bin/server", "args": ["./data"], "cwd": "work"},
@@ -266,6 +267,7 @@ func TestRelativePathsAreTheProjects(t *testing.T) {
 // column of the offending character, wherever it is in the file, and a
 // file cut short at its last character (as catalog files are).
 func TestParseConfigSyntaxPosition(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, file, want string
 	}{
@@ -288,6 +290,7 @@ func TestParseConfigSyntaxPosition(t *testing.T) {
 }
 
 func TestParseConfigCollectsAllErrors(t *testing.T) {
+	t.Parallel()
 	file := `{"mcpServers": {
   "good": {"command": "x"},
   "one": {"type": "sse", "url": "https://x"},
@@ -320,6 +323,7 @@ func TestParseConfigCollectsAllErrors(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	global := filepath.Join(dir, "global.json")
 	project := filepath.Join(dir, "project.json")
@@ -371,6 +375,7 @@ func TestLoadConfig(t *testing.T) {
 }
 
 func TestExposureFor(t *testing.T) {
+	t.Parallel()
 	s := ServerConfig{Exposure: tool.Deferred, ToolExposure: []ToolExposure{
 		{Pattern: "read_*", Exposure: tool.Direct},
 		{Pattern: "*_file", Exposure: tool.Hidden},

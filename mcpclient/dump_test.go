@@ -17,6 +17,7 @@ import (
 // server's fields; a server that is not connected is an error that says
 // why.
 func TestCatalogFile(t *testing.T) {
+	t.Parallel()
 	mem := memServer("mem")
 	mem.Description = "Test tools in memory."
 	f := newFixture(t, mem, ServerConfig{Name: "ghost", Type: "stdio", Command: "toolshelf-no-such-command"})

@@ -54,6 +54,7 @@ func searchTool(f *fixture) tool.Tool {
 }
 
 func TestUnansweredInitializeFailsAfterTheServerTimeout(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		// Before, a server that never answered initialize held tool_search
 		// for a fixed minute, whatever its timeout, and the search then
@@ -99,6 +100,7 @@ func TestUnansweredInitializeFailsAfterTheServerTimeout(t *testing.T) {
 }
 
 func TestUnansweredToolListFailsAfterTheServerTimeout(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, ServerConfig{Name: "mute", Timeout: 3 * time.Second})
 		srv := mcptest.NewServer("mute", "")
@@ -126,6 +128,7 @@ func TestUnansweredToolListFailsAfterTheServerTimeout(t *testing.T) {
 }
 
 func TestSearchNotesKeepTheConfigurationOut(t *testing.T) {
+	t.Parallel()
 	// The note reaches the model: the command and its arguments, which may
 	// hold secrets expanded from the environment, stay out of it.
 	cfg := ServerConfig{Name: "ghost", Type: "stdio", Command: "toolshelf-no-such-command",
@@ -148,6 +151,7 @@ func TestSearchNotesKeepTheConfigurationOut(t *testing.T) {
 // logged as a warning (before, "connection failed … context canceled;
 // check that … starts an MCP server" blamed a correct configuration).
 func TestStopWhileConnectingIsNoFailure(t *testing.T) {
+	t.Parallel()
 	t.Run("close before start", func(t *testing.T) {
 		f := newFixture(t, ServerConfig{Name: "slow", Type: "stdio", Command: "mcp-server-slow"})
 		if err := f.m.Close(); err != nil {

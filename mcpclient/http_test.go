@@ -64,6 +64,7 @@ func httpConfig(name, url string) ServerConfig {
 }
 
 func TestHTTPConnectsWithHeaders(t *testing.T) {
+	t.Parallel()
 	hs := newHTTPServer(t, mcptest.NewServer("web", "Web instructions."))
 	f := newFixture(t, httpConfig("web", hs.URL))
 	f.m.Start(f.ctx())
@@ -84,6 +85,7 @@ func TestHTTPConnectsWithHeaders(t *testing.T) {
 }
 
 func TestHTTPRetriesTransientFailures(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		status   int
@@ -126,6 +128,7 @@ func TestHTTPRetriesTransientFailures(t *testing.T) {
 }
 
 func TestHTTPNetworkErrorIsRetried(t *testing.T) {
+	t.Parallel()
 	hs := newHTTPServer(t, mcptest.NewServer("web", ""))
 	url := hs.URL
 	hs.Close() // nothing listens there any more
@@ -140,6 +143,7 @@ func TestHTTPNetworkErrorIsRetried(t *testing.T) {
 }
 
 func TestHTTPExpiredSessionIsRenewed(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.NewServer("web", "")
 	hs := newHTTPServer(t, srv)
 	f := newFixture(t, httpConfig("web", hs.URL))

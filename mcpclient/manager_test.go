@@ -24,6 +24,7 @@ func memServer(name string) ServerConfig {
 }
 
 func TestConnectRegistersTools(t *testing.T) {
+	t.Parallel()
 	cfg := memServer("mem")
 	cfg.Description = "In memory."
 	f := newFixture(t, cfg)
@@ -64,6 +65,7 @@ func TestConnectRegistersTools(t *testing.T) {
 }
 
 func TestRegistrationNamingAndInvalidTools(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.NewServer("odd", "")
 	megabyte := strings.Repeat("x", 1<<20)
 	long := strings.Repeat("n", 60)
@@ -141,6 +143,7 @@ func TestRegistrationNamingAndInvalidTools(t *testing.T) {
 }
 
 func TestExposureMapping(t *testing.T) {
+	t.Parallel()
 	direct := memServer("direct")
 	direct.Exposure = tool.Direct
 	direct.ToolExposure = []ToolExposure{{Pattern: "crash", Exposure: tool.Hidden}}
@@ -202,6 +205,7 @@ func TestExposureMapping(t *testing.T) {
 }
 
 func TestNeedsSearch(t *testing.T) {
+	t.Parallel()
 	direct := memServer("d")
 	direct.Exposure = tool.Direct
 	always := memServer("a")
@@ -232,6 +236,7 @@ func TestNeedsSearch(t *testing.T) {
 // TestCodemodeNamespaces: the enabled servers with a codemode exposure,
 // by the server's exposure or one tool's, by name.
 func TestCodemodeNamespaces(t *testing.T) {
+	t.Parallel()
 	whole := memServer("whole-server")
 	whole.Exposure, whole.Description = tool.Codemode, "All of it"
 	some := memServer("some")
@@ -249,6 +254,7 @@ func TestCodemodeNamespaces(t *testing.T) {
 // TestNamespaces: the enabled servers that have tools not hidden, by
 // name, with their descriptions.
 func TestNamespaces(t *testing.T) {
+	t.Parallel()
 	plain := memServer("plain")
 	plain.Description = "Plain tools"
 	whole := memServer("whole-server")
@@ -268,6 +274,7 @@ func TestNamespaces(t *testing.T) {
 }
 
 func TestListChangedStormCoalesces(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.NewServer("storm", "")
 	count := countCalls(srv)
 	var blocking atomic.Bool
@@ -322,6 +329,7 @@ func TestListChangedStormCoalesces(t *testing.T) {
 }
 
 func TestChangedAndVanishedTools(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.NewServer("live", "")
 	f := newFixture(t, memServer("live"))
 	useMemServers(f.m, map[string]*mcp.Server{"live": srv})
@@ -388,6 +396,7 @@ func TestChangedAndVanishedTools(t *testing.T) {
 }
 
 func TestCatalogToolsTheServerDropsAreHidden(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, memServer("a"))
 	useMemServers(f.m, map[string]*mcp.Server{"a": mcptest.NewServer("a", "")})
 	srv, err := catalog.Parse("a.json", []byte(`{"server":"a","tools":[{"name":"echo"},{"name":"stale"}]}`))
@@ -410,6 +419,7 @@ func TestCatalogToolsTheServerDropsAreHidden(t *testing.T) {
 }
 
 func TestDisabledServer(t *testing.T) {
+	t.Parallel()
 	off := memServer("off")
 	off.Disabled = true
 	f := newFixture(t, off)
@@ -438,6 +448,7 @@ func TestDisabledServer(t *testing.T) {
 }
 
 func TestFailedServerCall(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, memServer("down"))
 	f.m.transport = func(*server) (transport, error) { return transport{}, errors.New("no route to the server") }
 	f.m.Start(f.ctx())
@@ -453,6 +464,7 @@ func TestFailedServerCall(t *testing.T) {
 }
 
 func TestLostSessionReconnectsOnNextCall(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, memServer("mem"))
 	ms := useMemServers(f.m, map[string]*mcp.Server{"mem": mcptest.NewServer("mem", "")})
 	f.m.Start(f.ctx())
@@ -474,6 +486,7 @@ func TestLostSessionReconnectsOnNextCall(t *testing.T) {
 }
 
 func TestRestoredNamesActivateOnConnect(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, memServer("mem"))
 	useMemServers(f.m, map[string]*mcp.Server{"mem": mcptest.NewServer("mem", "")})
 	f.reg.Restore("mcp__mem__echo")
@@ -485,6 +498,7 @@ func TestRestoredNamesActivateOnConnect(t *testing.T) {
 }
 
 func TestOnChange(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, memServer("mem"))
 	useMemServers(f.m, map[string]*mcp.Server{"mem": mcptest.NewServer("mem", "Instructions.")})
 	gates := gatedTransports(f.m, "mem")
@@ -526,6 +540,7 @@ func TestOnChange(t *testing.T) {
 }
 
 func TestCloseIsIdempotentAndStartAfterCloseDoesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, memServer("mem"))
 	ms := useMemServers(f.m, map[string]*mcp.Server{"mem": mcptest.NewServer("mem", "")})
 	if err := f.m.Close(); err != nil {

@@ -66,6 +66,7 @@ func TestOutputsGoToTheStateDir(t *testing.T) {
 // link in its place, is not used: the result says why the output was not
 // saved, and nothing is written there.
 func TestOutputsRefuseAFolderOthersCanUse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		make func(t *testing.T, dir string) (watched string)
@@ -105,6 +106,7 @@ func TestOutputsRefuseAFolderOthersCanUse(t *testing.T) {
 // TestOldOutputsAreCleanedUp: the first save of a Manager removes saved
 // outputs older than a week, and only those; it does so once.
 func TestOldOutputsAreCleanedUp(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "outputs")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)

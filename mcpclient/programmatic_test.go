@@ -16,6 +16,7 @@ import (
 // program builds is refused by NewManager with an error naming the server
 // and the fix, where it used to fail only into the (discarding) logger.
 func TestProgrammaticConfigsFailLoudly(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.NewServer("s", "")
 	for _, c := range []struct {
 		name    string
@@ -47,6 +48,7 @@ func TestProgrammaticConfigsFailLoudly(t *testing.T) {
 // Enabled: true, and was quietly disabled without it), over an in-memory
 // server and over a caller's transport.
 func TestZeroValueServerConnects(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st, ct := mcp.NewInMemoryTransports()
 	own := mcptest.NewServer("own", "")
@@ -86,6 +88,7 @@ func TestZeroValueServerConnects(t *testing.T) {
 // TestWaitForReachedServers checks that a tool of the caller's that
 // reaches a server's namespace waits for that server before its call.
 func TestWaitForReachedServers(t *testing.T) {
+	t.Parallel()
 	reg := tool.NewRegistry()
 	if err := reg.Register(tool.Tool{Name: "digest", Description: "Summarise the notes.",
 		Reaches: tool.Reach{Names: []string{"mcp__mem"}}}); err != nil {

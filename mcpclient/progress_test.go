@@ -32,6 +32,7 @@ func addProgressTool(srv *mcp.Server) {
 }
 
 func TestProgressCannotKeepACallAliveForever(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		// Before, every progress notification restarted the timeout, so a
 		// server reporting progress held the call for ever.
@@ -65,6 +66,7 @@ func TestProgressCannotKeepACallAliveForever(t *testing.T) {
 // Options.Progress with the call, the server, the tool's model-facing name,
 // the figures and the message (redacted).
 func TestProgressIsReported(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var got []Progress
 		f := newFixture(t, ServerConfig{Name: "busy", Expanded: map[string]string{"TOKEN": "s3cr3t-value"}})

@@ -13,6 +13,7 @@ import (
 )
 
 func TestRedactorReplacesEveryForm(t *testing.T) {
+	t.Parallel()
 	r := newRedactor(map[string]string{
 		"TOKEN":  "tok en/+\"x",
 		"PREFIX": "tok en", // contained in TOKEN: TOKEN's value is replaced whole
@@ -40,6 +41,7 @@ func TestRedactorReplacesEveryForm(t *testing.T) {
 }
 
 func TestRedactorErrorKeepsItsChain(t *testing.T) {
+	t.Parallel()
 	r := newRedactor(map[string]string{"TOKEN": "s3cr3t"})
 	err := r.Err(fmt.Errorf("dial s3cr3t.example: %w", errClosed))
 	if err.Error() != "dial ${TOKEN}.example: the MCP client was closed" || !errors.Is(err, errClosed) {
@@ -58,6 +60,7 @@ func TestRedactorErrorKeepsItsChain(t *testing.T) {
 }
 
 func TestRedactHandler(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	r := newRedactor(map[string]string{"TOKEN": "s3cr3t"})
 	log := slog.New(&redactHandler{next: slog.NewTextHandler(&buf, nil), r: r}).With("url", "https://x/?k=s3cr3t")
@@ -73,6 +76,7 @@ func TestRedactHandler(t *testing.T) {
 // from the environment never shows them: not in its status, its log, or
 // the error results of calls.
 func TestExpandedValuesAreRedacted(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cr3t-token"
 	cfg := memServer("s")
 	cfg.Args = []string{"--token", secret}

@@ -16,6 +16,7 @@ import (
 // each with a warning naming the server, the tool and the reason, while
 // the server's other tools register and work.
 func TestRefusedToolsAreSkipped(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.NewServer("shaky", "")
 	schema := func(props map[string]any) map[string]any {
 		return map[string]any{"type": "object", "properties": props}

@@ -15,6 +15,7 @@ import (
 )
 
 func TestResults(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, memServer("r"))
 	useMemServers(f.m, map[string]*mcp.Server{"r": mcptest.NewServer("r", "")})
 	f.m.Start(f.ctx())
@@ -55,6 +56,7 @@ func TestResults(t *testing.T) {
 }
 
 func TestTruncation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, memServer("r"))
 	dir := t.TempDir() + "/out"
 	f.m.opts.OutputDir = dir
@@ -110,6 +112,7 @@ func TestTruncation(t *testing.T) {
 }
 
 func TestTruncateMiddleSaveError(t *testing.T) {
+	t.Parallel()
 	s := strings.Repeat("ab", MaxOutputBytes)
 	out := truncateMiddle(s, "", errors.New("disk full"))
 	if !strings.HasPrefix(out, fmt.Sprintf("Warning: output truncated from %d to ", len(s))) ||

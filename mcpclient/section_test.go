@@ -10,6 +10,7 @@ import (
 )
 
 func TestSectionListsShelfServersSorted(t *testing.T) {
+	t.Parallel()
 	direct := memServer("direct")
 	direct.Exposure = tool.Direct
 	always := memServer("always")
@@ -43,6 +44,7 @@ func deref(s *string) string {
 }
 
 func TestSectionDeletedWithoutShelfServers(t *testing.T) {
+	t.Parallel()
 	direct := memServer("direct")
 	direct.Exposure = tool.Direct
 	for _, cfg := range []*Config{nil, {}, {Servers: []ServerConfig{direct}}} {
@@ -54,6 +56,7 @@ func TestSectionDeletedWithoutShelfServers(t *testing.T) {
 }
 
 func TestSectionIntroWithoutCodemode(t *testing.T) {
+	t.Parallel()
 	got := renderSection([]sectionServer{{namespace: "mcp__a", summary: "A."}})
 	if want := sectionIntro + "\n- mcp__a (tool_search): A."; got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
@@ -64,6 +67,7 @@ func TestSectionIntroWithoutCodemode(t *testing.T) {
 }
 
 func TestSectionSummaryCap(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("word ", 100) // 500 characters
 	got := renderSection([]sectionServer{{namespace: "mcp__a", summary: firstLine(long)}})
 	_, line, _ := strings.Cut(got, "- mcp__a (tool_search): ")
@@ -88,6 +92,7 @@ func TestSectionSummaryCap(t *testing.T) {
 }
 
 func TestSectionServerCapAndOmission(t *testing.T) {
+	t.Parallel()
 	var servers []sectionServer
 	for i := range 200 {
 		servers = append(servers, sectionServer{
@@ -122,6 +127,7 @@ func TestSectionServerCapAndOmission(t *testing.T) {
 }
 
 func TestSectionSharedSummaryBudget(t *testing.T) {
+	t.Parallel()
 	var servers []sectionServer
 	for i := range 30 {
 		servers = append(servers, sectionServer{namespace: fmt.Sprintf("mcp__s%02d", i), summary: strings.Repeat("x", 300)})
@@ -148,6 +154,7 @@ func TestSectionSharedSummaryBudget(t *testing.T) {
 }
 
 func TestFirstLine(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"":                       "",
 		"  one\ntwo":             "one",

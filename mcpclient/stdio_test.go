@@ -21,6 +21,7 @@ func stdioServer(name string, env map[string]string) ServerConfig {
 }
 
 func TestStdioCrashThenReconnect(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, stdioServer("proc", nil))
 	f.m.Start(f.ctx())
 	f.waitAll()
@@ -50,6 +51,7 @@ func TestStdioCrashThenReconnect(t *testing.T) {
 }
 
 func TestStdioHangTimesOut(t *testing.T) {
+	t.Parallel()
 	cfg := stdioServer("slow", nil)
 	// The timeout also bounds the start of the re-executed test binary,
 	// which takes a few hundred milliseconds under the race detector.
@@ -76,6 +78,7 @@ func TestStdioHangTimesOut(t *testing.T) {
 }
 
 func TestStdioCloseKillsChildren(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, stdioServer("a", nil), stdioServer("b", nil))
 	f.m.Start(f.ctx())
 	f.waitAll()
@@ -101,6 +104,7 @@ func TestStdioCloseKillsChildren(t *testing.T) {
 }
 
 func TestStdioSlowDeferredServerDoesNotDelayWaitDirect(t *testing.T) {
+	t.Parallel()
 	path, release := mcptest.Gate(t)
 	slow := stdioServer("slow", map[string]string{mcptest.FIFOEnv: path})
 	direct := stdioServer("quick", nil)
@@ -133,6 +137,7 @@ func TestStdioSlowDeferredServerDoesNotDelayWaitDirect(t *testing.T) {
 }
 
 func TestStdioSlowDirectServerGetsNotice(t *testing.T) {
+	t.Parallel()
 	path, release := mcptest.Gate(t)
 	slow := stdioServer("slow", map[string]string{mcptest.FIFOEnv: path})
 	slow.ToolExposure = []ToolExposure{{Pattern: "echo", Exposure: "direct"}}
@@ -151,6 +156,7 @@ func TestStdioSlowDirectServerGetsNotice(t *testing.T) {
 }
 
 func TestStdioEnvCwdAndStderr(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := stdioServer("env", nil)
 	cfg.Cwd = dir
@@ -174,6 +180,7 @@ func TestStdioEnvCwdAndStderr(t *testing.T) {
 }
 
 func TestStdioMissingCommandFails(t *testing.T) {
+	t.Parallel()
 	cfg := ServerConfig{Name: "ghost", Type: "stdio", Command: "toolshelf-no-such-command"}
 	f := newFixture(t, cfg)
 	f.m.Start(f.ctx())
@@ -193,6 +200,7 @@ func TestStdioMissingCommandFails(t *testing.T) {
 // not there fails with the path that was tried and where relative
 // commands are taken from.
 func TestStdioRelativeCommandNamesWhatWasTried(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "mcp.json")
 	if err := os.WriteFile(file, []byte(`{"mcpServers": {"local": {"command": "./bin/server"}}}`), 0o600); err != nil {
@@ -221,6 +229,7 @@ func TestStdioRelativeCommandNamesWhatWasTried(t *testing.T) {
 // does not exist fails naming the folder, not its command (in a process
 // group of its own, the failure arrives as fork/exec, not chdir).
 func TestStdioMissingCwdIsBlamedOnTheFolder(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no", "such")
 	exe, err := os.Executable()
 	if err != nil {
@@ -242,6 +251,7 @@ func TestStdioMissingCwdIsBlamedOnTheFolder(t *testing.T) {
 // group of its own, so the SIGINT a terminal sends its foreground group on
 // Ctrl-C reaches toolshelf, not the server.
 func TestStdioServerHasItsOwnProcessGroup(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, stdioServer("proc", nil))
 	f.m.Start(f.ctx())
 	f.waitAll()

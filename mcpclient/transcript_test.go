@@ -20,6 +20,7 @@ import (
 // again, a vanished one removed, and an unchanged one not mentioned; a
 // refresh that changes nothing declares nothing.
 func TestListChangedInTheTranscript(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.NewServer("live", "")
 	f := newFixture(t, memServer("live"))
 	useMemServers(f.m, map[string]*mcp.Server{"live": srv})

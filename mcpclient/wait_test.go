@@ -34,6 +34,7 @@ func gatedTransports(m *Manager, names ...string) map[string]chan struct{} {
 }
 
 func TestWaitFor(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, memServer("a"), memServer("b"))
 	useMemServers(f.m, map[string]*mcp.Server{"a": mcptest.NewServer("a", ""), "b": mcptest.NewServer("b", "")})
 	gates := gatedTransports(f.m, "a", "b")
@@ -134,6 +135,7 @@ func TestWaitFor(t *testing.T) {
 }
 
 func TestCallWaitsForConnectingServer(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, memServer("a"))
 	useMemServers(f.m, map[string]*mcp.Server{"a": mcptest.NewServer("a", "")})
 	gates := gatedTransports(f.m, "a")
@@ -174,6 +176,7 @@ func TestCallWaitsForConnectingServer(t *testing.T) {
 // TestUnavailable: why a declared tool that has not registered cannot be
 // called — by the state of the server its name belongs to.
 func TestUnavailable(t *testing.T) {
+	t.Parallel()
 	off := memServer("off")
 	off.Disabled = true
 	f := newFixture(t, memServer("up"), memServer("starting"), off,
@@ -215,6 +218,7 @@ func TestUnavailable(t *testing.T) {
 // TestMayProvide: which servers the first prompt waits for, for a tool
 // name or pattern that will be activated before the first request.
 func TestMayProvide(t *testing.T) {
+	t.Parallel()
 	s := &server{cfg: ServerConfig{Name: "my-memory"}}
 	for pattern, want := range map[string]bool{
 		"mcp__my_memory__read_graph": true,

@@ -218,6 +218,7 @@ func benchIndex(tb testing.TB, mode string, n int) search.Ranker {
 }
 
 func TestBenchCorpus(t *testing.T) {
+	t.Parallel()
 	c, err := loadBenchCorpus()
 	if err != nil {
 		t.Fatal(err)

@@ -50,6 +50,7 @@ func names(r search.Result) []string {
 }
 
 func TestCreateIssueGitHubPutsAGitHubIssueWriterFirst(t *testing.T) {
+	t.Parallel()
 	res := corpusRanker().Search(search.Query{Text: "create issue github", Limit: 8})
 	// The GitHub server and its reference server each have one tool that
 	// creates issues; the dev set labels both for such a query.
@@ -60,6 +61,7 @@ func TestCreateIssueGitHubPutsAGitHubIssueWriterFirst(t *testing.T) {
 }
 
 func TestExactNames(t *testing.T) {
+	t.Parallel()
 	r := corpusRanker()
 	tests := []struct {
 		query string
@@ -94,6 +96,7 @@ func TestExactNames(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
+	t.Parallel()
 	r := corpusRanker()
 	res := r.Search(search.Query{Text: "select:mcp__slack__slack_post_message, read_file,nope", Limit: 1})
 	want := []string{"mcp__slack__slack_post_message", "mcp__desktop_commander__read_file", "mcp__filesystem__read_file"}
@@ -121,6 +124,7 @@ func TestSelect(t *testing.T) {
 }
 
 func TestRequiredTerms(t *testing.T) {
+	t.Parallel()
 	r := corpusRanker()
 	text := map[string]string{}
 	for _, d := range corpusDocs() {
@@ -144,6 +148,7 @@ func TestRequiredTerms(t *testing.T) {
 }
 
 func TestVocabularyAndLanguages(t *testing.T) {
+	t.Parallel()
 	r := corpusRanker()
 	tests := []struct {
 		query string
@@ -168,6 +173,7 @@ func TestVocabularyAndLanguages(t *testing.T) {
 }
 
 func TestHints(t *testing.T) {
+	t.Parallel()
 	r := corpusRanker()
 	res := r.Search(search.Query{Text: "frobnicate the wibbles", Limit: 8})
 	if len(res.Hits) != 0 {
@@ -192,6 +198,7 @@ func TestHints(t *testing.T) {
 // exactly as an index without them would, for both rankers: statistics
 // are those of the candidates.
 func TestExcludeEqualsRemove(t *testing.T) {
+	t.Parallel()
 	docs, rounds := corpusDocs()[:400], 5
 	if testing.Short() {
 		docs, rounds = docs[:150], 2
@@ -229,6 +236,7 @@ func TestExcludeEqualsRemove(t *testing.T) {
 // TestIncrementalIndexEqualsFresh checks that adds, replacements and
 // removals leave the index as if built from scratch in the same order.
 func TestIncrementalIndexEqualsFresh(t *testing.T) {
+	t.Parallel()
 	docs, steps := corpusDocs()[:300], 2000
 	if testing.Short() {
 		docs, steps = docs[:100], 600
@@ -288,6 +296,7 @@ func sameHits(a, b search.Result) bool {
 }
 
 func TestConcurrentSearchAndUpdate(t *testing.T) {
+	t.Parallel()
 	docs := corpusDocs()[:200]
 	for _, mode := range search.Modes() {
 		r, _ := search.New(mode, nil)
@@ -315,6 +324,7 @@ func TestConcurrentSearchAndUpdate(t *testing.T) {
 }
 
 func TestAlreadyLoaded(t *testing.T) {
+	t.Parallel()
 	r := corpusRanker()
 	loaded := []string{"mcp__playwright__browser_snapshot"}
 	// The exact name of a loaded tool loads nothing else.
@@ -340,6 +350,7 @@ func TestAlreadyLoaded(t *testing.T) {
 }
 
 func TestRequiredWordsNeverTogether(t *testing.T) {
+	t.Parallel()
 	res := corpusRanker().Search(search.Query{Text: "+figma +kubernetes", Limit: 8})
 	if len(res.Hits) != 0 || res.Hint == nil || !cmp.Equal(res.Hint.Together, []string{"+figma", "+kubernetes"}) {
 		t.Errorf("hits %v, hint %+v", names(res), res.Hint)
@@ -352,6 +363,7 @@ func TestRequiredWordsNeverTogether(t *testing.T) {
 // TestExplainAddsUpToTheScore checks that Explain's total is the score
 // Search gives, cross-product demotion included.
 func TestExplainAddsUpToTheScore(t *testing.T) {
+	t.Parallel()
 	r := corpusRanker()
 	for _, q := range []string{"post the datadog alert summary to slack", "create issue github", "+loki logs",
 		"在 GitHub 仓库里创建一个 issue", "k8s pod logs", "open a GitHub issue for this Sentry error"} {
@@ -370,6 +382,7 @@ func TestExplainAddsUpToTheScore(t *testing.T) {
 }
 
 func TestOddDocumentsAndLimits(t *testing.T) {
+	t.Parallel()
 	for _, mode := range search.Modes() {
 		r, _ := search.New(mode, nil)
 		deep := `{"type":"object","properties":{"zebrafield":{"type":"string","description":"giraffe words"},"nest":` +
@@ -396,6 +409,7 @@ func TestOddDocumentsAndLimits(t *testing.T) {
 }
 
 func TestTranslationsAreWordsTheQueryUsed(t *testing.T) {
+	t.Parallel()
 	r, _ := search.NewBM25F(nil)
 	r.Add(search.Document{Name: "remove_widget", Description: "Remove a widget."},
 		search.Document{Name: "list_widgets", Description: "List widgets."},
@@ -415,6 +429,7 @@ func TestTranslationsAreWordsTheQueryUsed(t *testing.T) {
 // same words but names more; without the name-coverage factor the longer
 // name wins on its parameters.
 func TestNameCoverage(t *testing.T) {
+	t.Parallel()
 	r, _ := search.NewBM25F(nil)
 	teamParams := []byte(`{"type":"object","properties":{"teamId":{"type":"string","description":"The team ID"},` +
 		`"userId":{"type":"string","description":"The user to remove from the team"}}}`)

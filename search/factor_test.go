@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseFactors(t *testing.T) {
+	t.Parallel()
 	all := search.Factor(0)
 	for _, f := range search.Factors() {
 		got, err := search.ParseFactors(f.String())
@@ -48,6 +49,7 @@ var factorParams = search.Params{Name: 4, Lead: 3, Params: 0.3, Server: 0.2, Ser
 // TestFactorSwitches shows, for every factor, a search whose first hit it
 // decides: one result with the factor and another without it.
 func TestFactorSwitches(t *testing.T) {
+	t.Parallel()
 	ns := func(server string) search.Namespace { return search.Namespace{Name: "mcp__" + server} }
 	teamParams := []byte(`{"type":"object","properties":{"teamId":{"type":"string","description":"The team ID"},` +
 		`"userId":{"type":"string","description":"The user to remove from the team"}}}`)

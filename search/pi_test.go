@@ -11,6 +11,7 @@ import (
 
 // The reference tokenizer cases (pi-behaviour §4.6).
 func TestPITokenize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want []string
@@ -30,6 +31,7 @@ func TestPITokenize(t *testing.T) {
 }
 
 func TestPIDocumentText(t *testing.T) {
+	t.Parallel()
 	d := Document{
 		Name:        "mcp__docs__read_page",
 		Description: "Read a page.",
@@ -71,6 +73,7 @@ func hitNames(r Result) []string {
 }
 
 func TestPIRanksByRelevanceAndLimit(t *testing.T) {
+	t.Parallel()
 	r := NewPI()
 	r.Add(referenceDocs()...)
 	tests := []struct {
@@ -93,6 +96,7 @@ func TestPIRanksByRelevanceAndLimit(t *testing.T) {
 }
 
 func TestPIReturnsNothingForUnknownOrEmptyQueries(t *testing.T) {
+	t.Parallel()
 	r := NewPI()
 	r.Add(referenceDocs()...)
 	for _, q := range []string{"kubernetes", "the", "tickets", "", "   "} {
@@ -109,6 +113,7 @@ func TestPIReturnsNothingForUnknownOrEmptyQueries(t *testing.T) {
 }
 
 func TestPIIndexesNamespaceMetadata(t *testing.T) {
+	t.Parallel()
 	r := NewPI()
 	docs := referenceDocs()
 	docs = append(docs, Document{Name: "mcp__k__list_pods", Description: "List pods.",
@@ -121,6 +126,7 @@ func TestPIIndexesNamespaceMetadata(t *testing.T) {
 
 // TestPIScoreByHand pins one BM25 score to a value computed by hand.
 func TestPIScoreByHand(t *testing.T) {
+	t.Parallel()
 	r := NewPI()
 	r.Add(
 		// "get_weather get weather Get the weather forecast." → get weather ×3, forecast: 7 tokens
@@ -144,6 +150,7 @@ func TestPIScoreByHand(t *testing.T) {
 }
 
 func TestPITiesKeepInsertionOrderAcrossReplacement(t *testing.T) {
+	t.Parallel()
 	r := NewPI()
 	r.Add(Document{Name: "bravo_tool", Description: "x"}, Document{Name: "alpha_tool", Description: "x"},
 		Document{Name: "delta_tool", Description: "x"})
@@ -164,6 +171,7 @@ func TestPITiesKeepInsertionOrderAcrossReplacement(t *testing.T) {
 // TestPIWordsASCII checks the reference's split without regular
 // expressions against the regular expressions themselves.
 func TestPIWordsASCII(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		"", "a", "A", "getWeatherForecast", "HTTPServer", "aBCd", "ABCdEFg", "ABcDe", "ABCDe", "list_ids",
 		"PRs", "IDs", "ec2Instance", "OAuth2Token", "x-y_z.w", "  Hello, World!  ", "a1B2c3D", "ABC", "abc123DEF",

@@ -46,6 +46,7 @@ func countNodes(n *node) int {
 }
 
 func TestParseSchemaKeepsABoundedPrefix(t *testing.T) {
+	t.Parallel()
 	// 200,000 properties (about 11 MB): the reader keeps a bounded number of
 	// values, read from the front, so the cost does not grow with the
 	// schema, and what it kept is still searchable.
@@ -70,6 +71,7 @@ func TestParseSchemaKeepsABoundedPrefix(t *testing.T) {
 }
 
 func TestParseSchemaObjectKeys(t *testing.T) {
+	t.Parallel()
 	// Objects past the size that switches to a key index behave exactly
 	// like small ones: a repeated key keeps its first position and takes
 	// the last value; index-like keys come first in numeric order.
@@ -103,6 +105,7 @@ func TestParseSchemaObjectKeys(t *testing.T) {
 }
 
 func TestAnalysisIsCapped(t *testing.T) {
+	t.Parallel()
 	r, err := NewBM25F(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +143,7 @@ func TestAnalysisIsCapped(t *testing.T) {
 }
 
 func TestKeyIndexOfAWideSchema(t *testing.T) {
+	t.Parallel()
 	// 2,000 properties, the one looked for last: found through the key
 	// index that objects of more than 8 keys keep.
 	var b strings.Builder

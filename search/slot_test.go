@@ -12,6 +12,7 @@ import (
 // set, which most of these tools have, so set_timer must not outrank the
 // tool that has the word the query used.
 func TestCommonSynonymDoesNotBorrowARareWordsIDF(t *testing.T) {
+	t.Parallel()
 	r, err := search.NewBM25F(nil)
 	if err != nil {
 		t.Fatal(err)

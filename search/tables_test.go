@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseSynonyms(t *testing.T) {
+	t.Parallel()
 	got, err := ParseSynonyms(strings.NewReader("# comment\npull request, PR ,  pull  req\n\nk8s, kubernetes # trailing\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -24,6 +25,7 @@ func TestParseSynonyms(t *testing.T) {
 // TestParseSynonymsLongLine checks that a line too long to read is an
 // error naming it, as every other problem is.
 func TestParseSynonymsLongLine(t *testing.T) {
+	t.Parallel()
 	_, err := ParseSynonyms(strings.NewReader("a, b\n" + strings.Repeat("x", 70_000) + ", y\n"))
 	if err == nil || !strings.Contains(err.Error(), "line 2:") || !strings.Contains(err.Error(), "longer than") {
 		t.Errorf("err = %v, want one naming line 2 and its length", err)
@@ -31,6 +33,7 @@ func TestParseSynonymsLongLine(t *testing.T) {
 }
 
 func TestParseLexicon(t *testing.T) {
+	t.Parallel()
 	lx, err := parseLexicon("创建 新建 = create, new\n的 =\n")
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +58,7 @@ func TestParseLexicon(t *testing.T) {
 }
 
 func TestExtraSynonyms(t *testing.T) {
+	t.Parallel()
 	docs := []Document{
 		{Name: "create_issue", Description: "Create an issue."},
 		{Name: "list_files", Description: "List files."},

@@ -20,6 +20,7 @@ var corpusMaxima = struct {
 // the maxima are the ones the caps' documentation quotes and that each cap
 // is at least twice its maximum.
 func TestCapsAboveTheCorpus(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../catalog/builtin/mcp/*.json")
 	if err != nil || len(files) < 50 {
 		t.Fatalf("built-in catalog files: %d, %v", len(files), err)

@@ -32,6 +32,7 @@ func nested(n int) json.RawMessage {
 }
 
 func TestCheckDefinitionRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		desc   string
@@ -106,6 +107,7 @@ func TestCheckDefinitionRefuses(t *testing.T) {
 }
 
 func TestCheckDefinitionAccepts(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, schema string }{
 		{"none", ``},
 		{"empty object schema", `{"type":"object"}`},
@@ -138,6 +140,7 @@ func TestCheckDefinitionAccepts(t *testing.T) {
 // check: a refused tool is skipped with an error naming it, its siblings
 // register.
 func TestRegisterRefusesAndKeepsTheRest(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	err := r.Register(
 		tool.Tool{Name: "good"},

@@ -34,6 +34,7 @@ func hashed(plain, server, tl string) string {
 var validName = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
 
 func TestNamerPlainAndSanitised(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		server string
@@ -71,6 +72,7 @@ func TestNamerPlainAndSanitised(t *testing.T) {
 }
 
 func TestNamerLongNames(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		server string
@@ -107,6 +109,7 @@ func TestNamerLongNames(t *testing.T) {
 // TestNamerSameServerCollision checks that tools of one server whose names
 // sanitise alike all get the hash suffix, whatever their order.
 func TestNamerSameServerCollision(t *testing.T) {
+	t.Parallel()
 	const server = "fs"
 	want := map[string]string{
 		"read-file": hashed("mcp__fs__read_file", server, "read-file"),
@@ -142,6 +145,7 @@ func TestNamerSameServerCollision(t *testing.T) {
 // TestNamerCrossServerCollision checks that a name already given to another
 // server's tool is suffixed, while its first owner keeps the plain name.
 func TestNamerCrossServerCollision(t *testing.T) {
+	t.Parallel()
 	const plain = "mcp__git_hub__list"
 	tests := []struct {
 		name  string
@@ -197,6 +201,7 @@ func TestNamerCrossServerCollision(t *testing.T) {
 // TestNamerStable checks that names survive refreshes that reorder the
 // list, drop tools or add tools that would collide with them.
 func TestNamerStable(t *testing.T) {
+	t.Parallel()
 	n := tool.NewNamer()
 	first := n.Names("fs", []string{"read-file", "write", "list"})
 	want := []string{"mcp__fs__read_file", "mcp__fs__write", "mcp__fs__list"}
@@ -244,6 +249,7 @@ func TestNamerStable(t *testing.T) {
 // TestNamerStableCollidingGroup checks that a group that collided keeps its
 // suffixed names when the list later has only one of them.
 func TestNamerStableCollidingGroup(t *testing.T) {
+	t.Parallel()
 	n := tool.NewNamer()
 	n.Names("fs", []string{"read-file", "read_file"})
 	got := n.Names("fs", []string{"read_file"})
@@ -259,6 +265,7 @@ func TestNamerStableCollidingGroup(t *testing.T) {
 // TestNamerHashTaken covers the unlikely case where the suffixed name is
 // itself taken: the suffix grows by 4 digits.
 func TestNamerHashTaken(t *testing.T) {
+	t.Parallel()
 	n := tool.NewNamer()
 	squatter := "read_file_" + hashSuffix("fs", "read-file", 8)
 	if got, want := n.Name("fs", squatter), "mcp__fs__"+squatter; got != want {
@@ -275,6 +282,7 @@ func TestNamerHashTaken(t *testing.T) {
 }
 
 func TestNamerLookup(t *testing.T) {
+	t.Parallel()
 	n := tool.NewNamer()
 	if _, ok := n.Lookup("mcp__s__t"); ok {
 		t.Error("Lookup on a new Namer found a tool")
@@ -295,6 +303,7 @@ func TestNamerLookup(t *testing.T) {
 }
 
 func TestNamespaceName(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ server, want string }{
 		{"github", "mcp__github"},
 		{"github-ref", "mcp__github_ref"},
@@ -316,6 +325,7 @@ func TestNamespaceName(t *testing.T) {
 // alphabet that makes collisions common and checks the invariants: valid
 // names, one name per tool, stable names, and Lookup as the inverse.
 func TestNamerRandom(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	alphabet := []rune("ab-_.🚀")
 	word := func(maxLen int) string {
@@ -365,6 +375,7 @@ func TestNamerRandom(t *testing.T) {
 }
 
 func TestNamerConcurrent(t *testing.T) {
+	t.Parallel()
 	n := tool.NewNamer()
 	var wg sync.WaitGroup
 	results := make([][]string, 8)
@@ -394,6 +405,7 @@ func TestNamerConcurrent(t *testing.T) {
 }
 
 func TestMatchPattern(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		pattern, name string
 		want          bool

@@ -14,6 +14,7 @@ import (
 )
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	steps := []struct {
 		name    string
@@ -57,6 +58,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestChangedSince(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	check := func(since uint64, wantNames []string, wantRev uint64) {
 		t.Helper()
@@ -103,6 +105,7 @@ func TestChangedSince(t *testing.T) {
 // a long random sequence of registrations, enough to compact the log many
 // times.
 func TestChangedSinceModel(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	r := tool.NewRegistry()
 	lastRev := map[string]uint64{}  // tool name -> revision of its last registration
@@ -185,6 +188,7 @@ func modelChangedSince(lastRev, firstRev map[string]uint64, since uint64) []stri
 }
 
 func TestSubscribeChanges(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	var got []tool.Change
 	cancel := r.Subscribe(func(c tool.Change) { got = append(got, c) })
@@ -228,6 +232,7 @@ func TestSubscribeChanges(t *testing.T) {
 }
 
 func TestSubscribeCancel(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	var first, second []uint64
 	cancel1 := r.Subscribe(func(c tool.Change) { first = append(first, c.Version) })
@@ -249,6 +254,7 @@ func TestSubscribeCancel(t *testing.T) {
 // TestSubscribeOrder checks that subscribers are called in the order they
 // subscribed.
 func TestSubscribeOrder(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	const n = 20
 	var calls []int
@@ -271,6 +277,7 @@ func TestSubscribeOrder(t *testing.T) {
 // registry: here it loads every deferred tool as soon as it registers, and
 // subscribes and cancels from inside the callback.
 func TestSubscribeReentrant(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	var changes []tool.Change
 	defer r.Subscribe(func(c tool.Change) {
@@ -313,6 +320,7 @@ func TestSubscribeReentrant(t *testing.T) {
 // slices of its Change affects neither the registry nor what the mutating
 // call returns.
 func TestSubscribeMutatingChange(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	register(t, r, named(tool.Deferred, "d", "e")...)
 	r.Restore("p", "q")
@@ -345,6 +353,7 @@ func TestSubscribeMutatingChange(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	var mu sync.Mutex
 	versions := map[uint64]bool{}

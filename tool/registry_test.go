@@ -59,6 +59,7 @@ func checkState(t *testing.T, r *tool.Registry, wantTools, wantActive, wantPendi
 }
 
 func TestNewRegistryEmpty(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	checkState(t, r, nil, nil, nil)
 	if v := r.Version(); v != 0 {
@@ -76,6 +77,7 @@ func TestNewRegistryEmpty(t *testing.T) {
 }
 
 func TestRegisterKeepsOrderOnReplace(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	register(t, r, named(tool.Direct, "a", "b", "c")...)
 	register(t, r, tool.Tool{Name: "b", Description: "second", Exposure: tool.Deferred})
@@ -93,6 +95,7 @@ func TestRegisterKeepsOrderOnReplace(t *testing.T) {
 }
 
 func TestRegisterActiveState(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		exposure      tool.Exposure
 		startInactive bool
@@ -135,6 +138,7 @@ func TestRegisterActiveState(t *testing.T) {
 }
 
 func TestReRegister(t *testing.T) {
+	t.Parallel()
 	type reg struct {
 		exposure      tool.Exposure
 		startInactive bool
@@ -194,6 +198,7 @@ func TestReRegister(t *testing.T) {
 }
 
 func TestHiddenCannotBeActivated(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	register(t, r, named(tool.Hidden, "h")...)
 	register(t, r, named(tool.Deferred, "d")...)
@@ -215,6 +220,7 @@ func TestHiddenCannotBeActivated(t *testing.T) {
 }
 
 func TestActivate(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	register(t, r, named(tool.Direct, "a")...)
 	register(t, r, named(tool.Deferred, "d1", "d2", "d3")...)
@@ -243,6 +249,7 @@ func TestActivate(t *testing.T) {
 }
 
 func TestActivateKeepsPending(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	register(t, r, named(tool.Deferred, "d")...)
 	r.Restore("p1", "p2")
@@ -251,6 +258,7 @@ func TestActivateKeepsPending(t *testing.T) {
 }
 
 func TestDeactivate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name            string
 		deactivate      []string
@@ -285,6 +293,7 @@ func TestDeactivate(t *testing.T) {
 }
 
 func TestSetActive(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name            string
 		set             []string
@@ -364,6 +373,7 @@ func TestSetActive(t *testing.T) {
 }
 
 func TestRestore(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	register(t, r, named(tool.Direct, "a")...)
 	register(t, r, named(tool.Deferred, "d1", "d2")...)
@@ -387,6 +397,7 @@ func TestRestore(t *testing.T) {
 }
 
 func TestRestoreReplacesTheActiveSet(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	register(t, r, named(tool.Direct, "a", "b")...)
 	register(t, r, named(tool.Deferred, "d")...)
@@ -400,6 +411,7 @@ func TestRestoreReplacesTheActiveSet(t *testing.T) {
 }
 
 func TestRestoreReplacesPending(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	r.Restore("p1", "p2")
 	r.Restore("p3")
@@ -409,6 +421,7 @@ func TestRestoreReplacesPending(t *testing.T) {
 }
 
 func TestPendingRegisteredHidden(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	r.Restore("p", "q")
 	register(t, r, named(tool.Hidden, "p")...)
@@ -420,6 +433,7 @@ func TestPendingRegisteredHidden(t *testing.T) {
 }
 
 func TestPendingCodemodeActivated(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	r.Restore("c")
 	register(t, r, named(tool.Codemode, "c")...)
@@ -427,6 +441,7 @@ func TestPendingCodemodeActivated(t *testing.T) {
 }
 
 func TestClearPending(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	register(t, r, named(tool.Deferred, "d")...)
 	r.Restore("d", "p")

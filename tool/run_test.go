@@ -15,6 +15,7 @@ func handlerOf(f func(ctx context.Context, args json.RawMessage) (*tool.Result, 
 }
 
 func TestRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("a panic is an error with its stack", func(t *testing.T) {
 		res, err := tool.Run(ctx, handlerOf(func(context.Context, json.RawMessage) (*tool.Result, error) { panic("kaboom") }), nil)
@@ -55,6 +56,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestCall(t *testing.T) {
+	t.Parallel()
 	var got []string
 	tl := tool.Tool{Name: "t", Parameters: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
 		Handler: tool.HandlerFunc(func(_ context.Context, args json.RawMessage) (*tool.Result, error) {
@@ -83,6 +85,7 @@ func TestCall(t *testing.T) {
 // TestValidateByTheDeclaredDraft checks arguments against schemas as
 // their drafts define them.
 func TestValidateByTheDeclaredDraft(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, schema string
 		valid        []string
@@ -123,6 +126,7 @@ func TestValidateByTheDeclaredDraft(t *testing.T) {
 // TestDraft04SchemaRegisters: the PDF reader's tool registers, and the
 // registry keeps its schema as declared.
 func TestDraft04SchemaRegisters(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	if err := r.Register(tool.Tool{Name: "read_page", Parameters: json.RawMessage(pdfSchema)}); err != nil {
 		t.Fatal(err)

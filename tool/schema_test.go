@@ -21,6 +21,7 @@ const (
 const pdfSchema = `{` + draft04 + `"type":"object","properties":{"page":{"type":"number","minimum":0,"exclusiveMinimum":true}},"required":["page"]}`
 
 func TestRenderSchema(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, schema, want, draft string
 		repairs                   []string // keyword@path of each repair
@@ -109,6 +110,7 @@ func TestRenderSchema(t *testing.T) {
 }
 
 func TestRenderSchemaRefusesWhatCannotBeRepaired(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, schema, want string }{
 		{"items twice", `{"type":"object","properties":{"p":{"items":[{}],"prefixItems":[{}]}}}`, "at /properties/p: items is an array"},
 		{"dependencies twice", `{` + draft07 + `"type":"object","dependencies":{"a":["b"]},"dependentRequired":{"c":["d"]}}`, "merge them"},

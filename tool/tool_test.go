@@ -13,6 +13,7 @@ import (
 )
 
 func TestParseExposure(t *testing.T) {
+	t.Parallel()
 	for _, want := range []tool.Exposure{tool.Direct, tool.ModelOnly, tool.Codemode, tool.Deferred, tool.Hidden} {
 		t.Run(string(want), func(t *testing.T) {
 			got, err := tool.ParseExposure(string(want))
@@ -41,6 +42,7 @@ func TestParseExposure(t *testing.T) {
 }
 
 func TestExposurePredicates(t *testing.T) {
+	t.Parallel()
 	type preds struct{ ActiveOnRegister, Activatable, Loadable bool }
 	tests := []struct {
 		exposure tool.Exposure
@@ -64,6 +66,7 @@ func TestExposurePredicates(t *testing.T) {
 }
 
 func TestOrigin(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		origin   tool.Origin
@@ -88,6 +91,7 @@ func TestOrigin(t *testing.T) {
 }
 
 func TestOriginJSON(t *testing.T) {
+	t.Parallel()
 	got, err := json.Marshal(tool.Origin{Server: "github", Tool: "create_issue"})
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +102,7 @@ func TestOriginJSON(t *testing.T) {
 }
 
 func TestAnnotationsJSON(t *testing.T) {
+	t.Parallel()
 	yes, no := true, false
 	in := `{"title":"Delete","readOnlyHint":false,"destructiveHint":true,"extra":1}`
 	var got tool.Annotations
@@ -118,6 +123,7 @@ func TestAnnotationsJSON(t *testing.T) {
 }
 
 func TestResults(t *testing.T) {
+	t.Parallel()
 	if diff := cmp.Diff(&tool.Result{Content: []tool.Content{{Text: "hi"}}}, tool.TextResult("hi")); diff != "" {
 		t.Errorf("TextResult (-want +got):\n%s", diff)
 	}
@@ -127,6 +133,7 @@ func TestResults(t *testing.T) {
 }
 
 func TestHandlerFunc(t *testing.T) {
+	t.Parallel()
 	var gotArgs json.RawMessage
 	var h tool.Handler = tool.HandlerFunc(func(ctx context.Context, args json.RawMessage) (*tool.Result, error) {
 		gotArgs = args
@@ -153,6 +160,7 @@ func TestHandlerFunc(t *testing.T) {
 // TestRegisterValidation checks what Register accepts and how it stores the
 // accepted tools.
 func TestRegisterValidation(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", tool.MaxNameLength)
 	tests := []struct {
 		name    string
@@ -215,6 +223,7 @@ func TestRegisterValidation(t *testing.T) {
 }
 
 func TestRegisterKeepsValidTools(t *testing.T) {
+	t.Parallel()
 	r := tool.NewRegistry()
 	err := r.Register(
 		tool.Tool{Name: "good1"},
@@ -256,6 +265,7 @@ func TestRegisterKeepsValidTools(t *testing.T) {
 }
 
 func TestRegisterStoredTool(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		params     json.RawMessage
@@ -292,6 +302,7 @@ func TestRegisterStoredTool(t *testing.T) {
 // TestRegisterCopies checks that the registry keeps its own copies of the
 // parts of a Tool that a caller could change after registering it.
 func TestRegisterCopies(t *testing.T) {
+	t.Parallel()
 	yes := true
 	params := []byte(`{"type":"object","properties":{}}`)
 	ns := &tool.Namespace{Name: "mcp__s", Description: "d", Instructions: "i"}
@@ -339,6 +350,7 @@ func toolNames(tools []tool.Tool) []string {
 // TestReachFor: a reach with Of answers per call from the arguments, and
 // falls back to its fixed part without them.
 func TestReachFor(t *testing.T) {
+	t.Parallel()
 	r := tool.Reach{Names: []string{"mcp__a"}, Of: func(args json.RawMessage) tool.Reach {
 		return tool.Reach{Names: []string{string(args)}}
 	}}

@@ -21,6 +21,7 @@ func manyValues(n int, s string) []byte {
 }
 
 func TestValidationStopsWhenTheCallIsCancelled(t *testing.T) {
+	t.Parallel()
 	var c Validator
 	tl := Tool{Name: "check", Parameters: patternSchema}
 	slow := manyValues(200, strings.Repeat("a", 40)+"!")
@@ -60,6 +61,7 @@ func (c *cancelAfter) Err() error {
 }
 
 func TestConcurrentValidationsTakeTheirOwnInstance(t *testing.T) {
+	t.Parallel()
 	var c Validator
 	s := c.get(patternSchema)
 	a, err := s.acquire()

@@ -15,6 +15,7 @@ import (
 )
 
 func TestBenchCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	task := `{"id":"x1","prompt":"Post hello to #general on Slack.","lang":"en","steps":[{"server":"slack","tool":"slack_post_message","queries":["post slack message","send message to channel"]}]}` + "\n"
@@ -58,6 +59,7 @@ func TestBenchCommand(t *testing.T) {
 // profile, which the README shows, comes first, then the corpus, each
 // with its summary line; with --out each gets its folder.
 func TestBenchProfilesInTheREADMEsOrder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	task := `{"id":"x1","prompt":"Post hello to #general on Slack.","lang":"en","steps":[{"server":"slack","tool":"slack_post_message","queries":["post slack message","send message to channel"]}]}` + "\n"
@@ -82,6 +84,7 @@ func TestBenchProfilesInTheREADMEsOrder(t *testing.T) {
 // TestBenchHelp: the help points at what a user can open, and each
 // flag's default is said once.
 func TestBenchHelp(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"bench", "--help"}, {"search", "--help"}, {"eval", "--help"}} {
 		code, out, _ := run(t, args...)
 		if code != 0 || strings.Contains(out, "DESIGN") || strings.Contains(out, "§") {
@@ -104,6 +107,7 @@ func TestBenchHelp(t *testing.T) {
 // counted by its estimated size, so it carries on when the second
 // profile starts instead of starting over from the first one's speed.
 func TestBenchTimeLeft(t *testing.T) {
+	t.Parallel()
 	clock := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
 	p := &benchProgress{names: []string{"team", "corpus"}, works: []float64{80, 60}, total: 140,
 		start: clock, now: func() time.Time { return clock }}
@@ -134,6 +138,7 @@ func TestBenchTimeLeft(t *testing.T) {
 }
 
 func TestEmulateCommand(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	outR, outW := io.Pipe()
 	done := make(chan int)
@@ -172,6 +177,7 @@ func TestEmulateCommand(t *testing.T) {
 // prints codemode's rows, the table by task length and codemode's part of
 // the summary.
 func TestBenchSearchAndCodemode(t *testing.T) {
+	t.Parallel()
 	tasks := filepath.Join(t.TempDir(), "tasks.jsonl")
 	task := `{"id":"x1","prompt":"Find the Sentry issue and post it to #oncall on Slack.","lang":"en","steps":[` +
 		`{"server":"sentry","tool":"get_sentry_resource","queries":["sentry issue details by id"]},` +

@@ -23,6 +23,7 @@ import (
 // run on (they used to get the SIGINT too and die: "disconnected … ended:
 // signal: interrupt"), and the next turn uses them.
 func TestChatCtrlCCancelsOnlyTheTurn(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +114,7 @@ func TestChatCtrlCCancelsOnlyTheTurn(t *testing.T) {
 // moves down without going back to column 0) starts at column 0, ends its
 // lines with \r\n, and the prompt with what was typed is drawn again.
 func TestWarningsAtThePromptDoNotStaircase(t *testing.T) {
+	t.Parallel()
 	keys, typing := io.Pipe()
 	screen := &watcher{marker: "> ab"}
 	drawn := make(chan struct{})

@@ -20,6 +20,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestSearchDefaultCatalog(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := run(t, "search", "create issue github")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -34,6 +35,7 @@ func TestSearchDefaultCatalog(t *testing.T) {
 }
 
 func TestSearchJSON(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := run(t, "search", "--json", "--limit", "2", "browser_snapshot")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -58,6 +60,7 @@ func TestSearchJSON(t *testing.T) {
 }
 
 func TestSearchNoMatchesShowsHint(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run(t, "search", "snapshat")
 	if code != 0 || !strings.HasPrefix(out, "No matching tools found.\nNo tool mentions \"snapshat\". Closest tool names: ") {
 		t.Errorf("exit %d, output %q", code, out)
@@ -65,6 +68,7 @@ func TestSearchNoMatchesShowsHint(t *testing.T) {
 }
 
 func TestSearchExplain(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run(t, "search", "--limit", "1", "--explain", "mcp__github__issue_write", "create issue github")
 	if code != 0 || !strings.Contains(out, "mcp__github__issue_write:\n") || !strings.Contains(out, "total ") {
 		t.Errorf("exit %d, output %q", code, out)
@@ -77,6 +81,7 @@ func TestSearchExplain(t *testing.T) {
 }
 
 func TestSearchPIRanker(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run(t, "search", "--ranker", "pi", "--limit", "1", "create issue github")
 	if code != 0 || !strings.Contains(out, "mcp__github_ref__create_issue") {
 		t.Errorf("exit %d, output %q", code, out)
@@ -84,6 +89,7 @@ func TestSearchPIRanker(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -110,6 +116,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run(t, "help")
 	if code != 0 || !strings.Contains(out, "search") || !strings.Contains(out, "eval") {
 		t.Errorf("exit %d, output %q", code, out)
@@ -121,6 +128,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestCatalogFlag(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	catalog := `{"server": "weather", "tools": [
 		{"name": "get_forecast", "description": "Get the weather forecast for a city.", "inputSchema": {"type": "object"}},
@@ -160,6 +168,7 @@ func TestCatalogFlag(t *testing.T) {
 }
 
 func TestEvalCompare(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	queries := filepath.Join(dir, "q.jsonl")
 	lines := `{"id":"a1","query":"create issue github","lang":"en","kind":"keyword","relevant":[{"server":"github","tool":"issue_write"}]}
@@ -188,6 +197,7 @@ func TestEvalCompare(t *testing.T) {
 }
 
 func TestEvalJSONAndUnknownTool(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	queries := filepath.Join(dir, "q.jsonl")
 	code, _, errOut := run(t, "eval", "--queries", filepath.Join(dir, "nope.jsonl"))

@@ -60,6 +60,7 @@ return lines.join("\n");`
 // a summary — and the session keeps the script's calls, which a resumed
 // run replays and sessions show lists.
 func TestCodemodeRealFilesystemServer(t *testing.T) {
+	t.Parallel()
 	bin := realServerBin(t)
 	dir := t.TempDir()
 	for name, body := range map[string]string{"alpha.txt": "alpha one", "beta.md": "# beta\nsecond", "gamma.json": `{"g": 3}`} {
@@ -142,6 +143,7 @@ func TestCodemodeRealFilesystemServer(t *testing.T) {
 // TestCodemodeByToolsFlag: --tools +codemode declares the codemode tool
 // for servers that are not codemode ones; a script that fails says why.
 func TestCodemodeByToolsFlag(t *testing.T) {
+	t.Parallel()
 	script := writeScript(t, codemodeReply(`return await tools.nosuch({})`), map[string]any{"text": "ok"})
 	exit, out, errOut := runAgent(t, agentRunOpts{}, "--no-session", "--script", script, "--tools", "+codemode", "--json", "go")
 	if exit != 0 {

@@ -12,6 +12,7 @@ import (
 // TestEmulateWarnsBeyondLoopback: emulate warns when its address can be
 // reached from other machines, and only then.
 func TestEmulateWarnsBeyondLoopback(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		addr net.Addr
 		want string // "" for no warning

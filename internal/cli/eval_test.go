@@ -38,6 +38,7 @@ func writeEvalSuite(t *testing.T) string {
 }
 
 func TestEvalSuite(t *testing.T) {
+	t.Parallel()
 	suite := writeEvalSuite(t)
 	code, out, errOut := run(t, "eval", "--suite", suite, "--ablate", "--half", "all")
 	if code != 0 {
@@ -93,6 +94,7 @@ func TestEvalSuite(t *testing.T) {
 // TestEvalFit fits the weights on a small suite and reads back the file
 // it writes.
 func TestEvalFit(t *testing.T) {
+	t.Parallel()
 	suite := writeEvalSuite(t)
 	path := filepath.Join(t.TempDir(), "weights.json")
 	code, out, errOut := run(t, "eval", "--suite", suite, "--fit", path)
@@ -122,6 +124,7 @@ func TestEvalFit(t *testing.T) {
 }
 
 func TestEvalSuiteUsageErrors(t *testing.T) {
+	t.Parallel()
 	suite := writeEvalSuite(t)
 	for _, tt := range []struct {
 		args []string

@@ -48,6 +48,9 @@ func TestLintBuiltinCatalog(t *testing.T) {
 }
 
 func TestLintJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lints the whole corpus; go test without -short runs it")
+	}
 	code, out, _ := run(t, "lint", "--json", "--fail-on", "never")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -87,6 +90,7 @@ func TestLintJSON(t *testing.T) {
 }
 
 func TestLintFix(t *testing.T) {
+	t.Parallel()
 	path := writeLintCatalog(t, "tracker",
 		`{"name":"list_issues","description":"List the issues of a repository.","inputSchema":{"type":"object","properties":{"owner":{"type":"string","description":"Owner of the issues"},"per_page":{"type":"integer","default":30,"examples":[10],"description":"Results per page. Defaults to 30."}},"required":["owner"]}}`,
 		`{"name":"close_issue","description":"Close an issue.","inputSchema":{"type":"object","properties":{"number":{"type":"integer","description":"The issue's number, as in its URL"}}}}`,
@@ -112,6 +116,7 @@ func TestLintFix(t *testing.T) {
 }
 
 func TestLintCatalogExitStatus(t *testing.T) {
+	t.Parallel()
 	clean := writeLintCatalog(t, "notes",
 		`{"name":"create_note","description":"Create a note in the notebook.","inputSchema":{"type":"object","properties":{"title":{"type":"string"}}}}`,
 		`{"name":"delete_note","description":"Delete a note from the notebook.","inputSchema":{"type":"object","properties":{"id":{"type":"string"}}}}`,
@@ -134,6 +139,7 @@ func TestLintCatalogExitStatus(t *testing.T) {
 // errors, reported once (not also as warnings), and that a catalog of
 // nothing else still lints.
 func TestLintRefusedTools(t *testing.T) {
+	t.Parallel()
 	path := writeLintCatalog(t, "shaky",
 		`{"name":"regex","description":"Match a pattern.","inputSchema":{"type":"object","properties":{"q":{"type":"string","pattern":"(((("}}}}`,
 		`{"name":"loop","description":"Refer to itself.","inputSchema":{"type":"object","$ref":"#"}}`,
@@ -158,6 +164,7 @@ func TestLintRefusedTools(t *testing.T) {
 }
 
 func TestLintUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"lint", "--k", "0"},
 		{"lint", "--fail-on", "fatal"},

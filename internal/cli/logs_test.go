@@ -15,6 +15,7 @@ import (
 // colon, other values in parentheses — without key=value pairs or times,
 // and text from outside is made safe and kept on one line.
 func TestHumanLogLines(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	log := slog.New(newLogHandler(&b, logAuto, true, slog.LevelInfo))
 	log.With("server", "memory").Warn("connection failed", "error", "exit status 1\nnpm ERR! \x1b[2J")
@@ -35,6 +36,7 @@ func TestHumanLogLines(t *testing.T) {
 // elsewhere (what programs reading stderr parse); text and json are slog's
 // whatever the output; human is human everywhere.
 func TestLogFormats(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		format   string
 		terminal bool
@@ -58,6 +60,7 @@ func TestLogFormats(t *testing.T) {
 // after the command; json gives slog's JSON on stderr; an unknown format
 // is a usage error naming the choices.
 func TestLogFormatFlag(t *testing.T) {
+	t.Parallel()
 	command, args, env := mcptest.Command(map[string]string{mcptest.ServerEnv: mcptest.ServeExit})
 	mcp := writeMCPConfig(t, map[string]any{"gone": map[string]any{"command": command, "args": args, "env": env}})
 	for _, argv := range [][]string{
@@ -87,6 +90,7 @@ func TestLogFormatFlag(t *testing.T) {
 // that warnings do not land on the prompt line; the log is still the
 // human one, since what decides is the process's stderr, not the writer.
 func TestLogsStayHumanBehindChatsPrompt(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	e := &env{stderr: &b, stderrTerminal: true, logs: logFlags{format: logAuto}}
 	e.logger(true).With("server", "memory").Warn("connection failed", "error", "exit status 1")

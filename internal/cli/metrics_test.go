@@ -27,6 +27,7 @@ func readRecords(t *testing.T, path string) []tokens.Record {
 // TestRunWritesMetrics: every request of a run appends a record with the
 // usage, the declared tools and the calls; stats reads them back.
 func TestRunWritesMetrics(t *testing.T) {
+	t.Parallel()
 	metrics := filepath.Join(t.TempDir(), "m", "metrics.jsonl")
 	dir := t.TempDir()
 	code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, nil), "--session-dir", dir, "--metrics", metrics, "Echo the text")
@@ -101,6 +102,7 @@ func TestRunMetricsOffAndDefault(t *testing.T) {
 // TestRunMetricsFailure: a log that cannot be written is a warning; the
 // agent answers.
 func TestRunMetricsFailure(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o600)
 	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, nil), "--no-session", "--metrics", filepath.Join(file, "metrics.jsonl"), "Echo the text")

@@ -13,6 +13,7 @@ import (
 // named, with the reason, after tool_search's result, which otherwise
 // would only say what it found.
 func TestRunSearchNamesAFailedServer(t *testing.T) {
+	t.Parallel()
 	command, args, env := mcptest.Command(nil)
 	cfg := writeMCPConfig(t, map[string]any{
 		"t":    map[string]any{"command": command, "args": args, "env": env},

@@ -22,6 +22,7 @@ import (
 // once, later ones at most once a second per call, with the figures and
 // the message made safe.
 func TestProgressPrinter(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	pp := newProgressPrinter(&out)
 	clock := time.Unix(0, 0)
@@ -50,6 +51,7 @@ func TestProgressPrinter(t *testing.T) {
 // TestRunShowsProgress: a tool call whose server reports progress shows it
 // on stderr, made safe; with --json there is none.
 func TestRunShowsProgress(t *testing.T) {
+	t.Parallel()
 	// shown is closed once the first line is on stderr: the call ends
 	// after it, since a notification the client reads after the answer
 	// is not the call's any more.

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCapabilitiesResolvesModels(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := run(t, "capabilities", "--json", "claude-opus-5-5", "gpt-5.6-sol", "llama3.3")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -39,6 +40,7 @@ func TestCapabilitiesResolvesModels(t *testing.T) {
 }
 
 func TestCapabilitiesRulesFileAndClass(t *testing.T) {
+	t.Parallel()
 	rules := filepath.Join(t.TempDir(), "rules.json")
 	if err := os.WriteFile(rules, []byte(`[{"api":"openai-chat","model":"qwen*","tools":"bridge"}]`), 0o644); err != nil {
 		t.Fatal(err)
@@ -71,6 +73,7 @@ func TestCapabilitiesRulesFileAndClass(t *testing.T) {
 }
 
 func TestCapabilitiesTable(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := run(t, "capabilities", "--provider", "openai-chat")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -81,6 +84,7 @@ func TestCapabilitiesTable(t *testing.T) {
 }
 
 func TestRenderSession(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := writeSession(t, dir, "what is in a.txt?")
 	late := llm.Tool{Name: "write", Description: "Write a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}

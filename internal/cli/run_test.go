@@ -168,6 +168,7 @@ func resultOf(msgs []llm.Message, name string) (text string, isErr, found bool) 
 // in a system message before the next request, and the loaded tool is
 // called on the MCP server.
 func TestRunSearchesLoadsAndCalls(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, nil), "--session-dir", dir, "--json", "Echo the text")
 	if code != 0 {
@@ -204,6 +205,7 @@ func TestRunSearchesLoadsAndCalls(t *testing.T) {
 // TestRunTextOutput: text mode streams the answer to stdout and the tool
 // activity to stderr, and names the session.
 func TestRunTextOutput(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, nil), "--session-dir", t.TempDir(), "Echo the text")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -222,6 +224,7 @@ func TestRunTextOutput(t *testing.T) {
 // error result; the turn ends, the session keeps every call and result, and
 // the next run's call reconnects.
 func TestRunCrashMidCall(t *testing.T) {
+	t.Parallel()
 	dir, mcp := t.TempDir(), testMCP(t, nil)
 	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "Exit during the call")
 	if code != 0 {
@@ -248,6 +251,7 @@ func TestRunCrashMidCall(t *testing.T) {
 // run at once with the call answered as cancelled; the session stays
 // consistent and can be resumed.
 func TestRunCancelDuringCall(t *testing.T) {
+	t.Parallel()
 	dir, mcp := t.TempDir(), testMCP(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -271,6 +275,7 @@ func TestRunCancelDuringCall(t *testing.T) {
 // search loaded before, without removing or re-adding them, although their
 // server only finishes starting after the session has opened.
 func TestRunResumeWhileServerConnects(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, nil), "--session-dir", dir, "Echo the text")
 	if code != 0 {
@@ -312,6 +317,7 @@ func TestRunResumeWhileServerConnects(t *testing.T) {
 // answers), reads prompts line by line (no terminal here), runs each in the
 // same session, and answers its slash commands, /help among them.
 func TestChatRunsEachLineInOneSession(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := strings.NewReader("Echo the text\n/tools\n/servers\n/help\n/bogus arg\n/reselect a task\n\nReturn the process id\n")
 	var out, errOut bytes.Buffer
@@ -464,6 +470,7 @@ func TestChatSelectAsks(t *testing.T) {
 // TestMCPListJSON: mcp list --json reports each server's state, and why a
 // server failed (with exit status 1).
 func TestMCPListJSON(t *testing.T) {
+	t.Parallel()
 	mcp := writeMCPConfig(t, map[string]any{"broken": map[string]any{"command": "toolshelf-no-such-command"}})
 	code, out, errOut := run(t, "mcp", "list", "--json", "--mcp", mcp)
 	var got []serverJSON
@@ -478,6 +485,7 @@ func TestMCPListJSON(t *testing.T) {
 // Flags that contradict each other fail with a usage error before any
 // model or server starts.
 func TestRunRefusesContradictoryFlags(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -496,6 +504,7 @@ func TestRunRefusesContradictoryFlags(t *testing.T) {
 // whole error, however long, and exits 1 naming the servers that are not
 // available; with every server connected it exits 0.
 func TestMCPListShowsWholeErrorsAndFails(t *testing.T) {
+	t.Parallel()
 	command, args, env := mcptest.Command(nil)
 	good := map[string]any{"command": command, "args": args, "env": env}
 	mcp := writeMCPConfig(t, map[string]any{"broken": map[string]any{"command": "toolshelf-no-such-command"}, "t": good})
@@ -523,6 +532,7 @@ func TestMCPListShowsWholeErrorsAndFails(t *testing.T) {
 // healthy server is still starting says nothing against the server (it
 // was toolshelf that stopped).
 func TestRunEndingBeforeServersConnectBlamesNoServer(t *testing.T) {
+	t.Parallel()
 	path, _ := mcptest.Gate(t) // never opened: the server is still starting when the run ends
 	command, args, env := mcptest.Command(map[string]string{mcptest.FIFOEnv: path})
 	mcp := writeMCPConfig(t, map[string]any{"t": map[string]any{"command": command, "args": args, "env": env, "exposure": "direct"}})
@@ -544,6 +554,7 @@ func TestRunEndingBeforeServersConnectBlamesNoServer(t *testing.T) {
 // remembers. When the file is gone, the person is told exactly that, and
 // the model that no server provides the tools — never to try again later.
 func TestRunResumeUsesTheSessionsServersFile(t *testing.T) {
+	t.Parallel()
 	dir, mcp := t.TempDir(), testMCP(t, nil)
 	code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "Echo the text")
 	if code != 0 {
@@ -594,6 +605,7 @@ func TestRunResumeUsesTheSessionsServersFile(t *testing.T) {
 // has nothing to serve, fail (exit 1) saying the same (mcp list used to be
 // silent, serve to name the places without the paths it tried).
 func TestNoServersFileSaysWhereItLooked(t *testing.T) {
+	t.Parallel()
 	config, err := os.UserConfigDir()
 	if err != nil {
 		t.Fatal(err)
@@ -642,6 +654,7 @@ func TestProviderErrorPrintedOnce(t *testing.T) {
 // all failed to connect answers without their tools and exits 3, saying
 // so; one server that works is enough for 0.
 func TestRunExitsThreeWhenEveryServerFailed(t *testing.T) {
+	t.Parallel()
 	broken := map[string]any{"command": "toolshelf-no-such-command"}
 	code, _, errOut := runAgent(t, agentRunOpts{}, "--no-session", "--mcp", writeMCPConfig(t, map[string]any{"a": broken, "b": broken}), "Echo the text")
 	if want := "toolshelf: every MCP server (a, b) failed to connect, so the answer had none of their tools"; code != exitNoServers || !strings.Contains(errOut, want) {
@@ -659,6 +672,7 @@ func TestRunExitsThreeWhenEveryServerFailed(t *testing.T) {
 // for like a direct one: the first request declares it although its
 // server is deferred and was still starting (it used to declare nothing).
 func TestRunToolsNamedUpFrontAreWaitedFor(t *testing.T) {
+	t.Parallel()
 	path, release := mcptest.Gate(t)
 	go release() // the server starts once the run has begun
 	code, out, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, map[string]string{mcptest.FIFOEnv: path}),

@@ -69,6 +69,7 @@ func hostileCatalog(t *testing.T) string {
 // bidi overrides reaches no command's text output raw; it is shown
 // escaped.
 func TestNoRawControlsReachTheTerminal(t *testing.T) {
+	t.Parallel()
 	p := mcptest.Payload
 	catalog := hostileCatalog(t)
 	hostile := func(mode string) map[string]any {
@@ -132,6 +133,7 @@ func TestNoRawControlsReachTheTerminal(t *testing.T) {
 // carry the payload exactly (escaped by the JSON encoder where JSON
 // escapes), not the escapes shown to people.
 func TestJSONOutputKeepsTextAsItIs(t *testing.T) {
+	t.Parallel()
 	p := mcptest.Payload
 	code, out, errOut := run(t, "search", "--json", "--catalog", hostileCatalog(t), "inject payload")
 	var got struct {
@@ -176,6 +178,7 @@ func jsonText(ev jsonLine) string {
 // model and the error it answered; a client cannot write raw controls to
 // its terminal.
 func TestEmulateLogIsSafe(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	outR, outW := io.Pipe()

@@ -164,6 +164,7 @@ func TestServeHTTPNeedsTheToken(t *testing.T) {
 // tokens and the total that gateway.Tokens counts; an unknown surface is a
 // usage error that names the three.
 func TestServeListCodemode(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := run(t, "serve", "--mcp", testMCP(t, nil), "--metrics", "off", "--list", "--surface", "codemode")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

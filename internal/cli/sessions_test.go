@@ -34,6 +34,7 @@ func writeSession(t *testing.T, dir, question string) *session.Session {
 }
 
 func TestSessionsListShowFork(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := writeSession(t, dir, "what is in a.txt?")
 	s.Close()
@@ -83,6 +84,7 @@ func TestSessionsListShowFork(t *testing.T) {
 }
 
 func TestSessionsErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, _ := run(t, "sessions", "list", "--dir", filepath.Join(dir, "none"))
 	if code != 0 || !strings.Contains(out, "No sessions in") {

@@ -19,6 +19,9 @@ import (
 )
 
 func TestStatsFields(t *testing.T) {
+	if testing.Short() {
+		t.Skip("breaks down every tool of the corpus; go test without -short runs it")
+	}
 	code, out, errOut := run(t, "stats", "--fields")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -51,6 +54,7 @@ func TestStatsFields(t *testing.T) {
 }
 
 func TestStatsFieldsCatalog(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	catalog := `{"server": "weather", "tools": [{"name": "get_forecast", "description": "Get the weather forecast.",
 		"inputSchema": {"type": "object", "properties": {"unit": {"type": "string", "description": "Unit of temperature", "enum": ["c", "f"], "default": "c"}}}}]}`
@@ -111,6 +115,7 @@ var statsRecords = []tokens.Record{
 }
 
 func TestStatsLogJSON(t *testing.T) {
+	t.Parallel()
 	path := writeLog(t, statsRecords, "not json", `{"time":"2026-07-03T00:00:00Z","in`)
 	code, out, errOut := run(t, "stats", "--json", path)
 	if code != 0 {
@@ -149,6 +154,7 @@ func TestStatsLogJSON(t *testing.T) {
 }
 
 func TestStatsLogText(t *testing.T) {
+	t.Parallel()
 	path := writeLog(t, statsRecords)
 	code, out, errOut := run(t, "stats", path)
 	if code != 0 || errOut != "" {
@@ -189,6 +195,7 @@ func TestStatsLogText(t *testing.T) {
 // TestStatsCatalogEstimates: records without per-tool counts get them
 // from --catalog.
 func TestStatsCatalogEstimates(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	catalog := `{"server": "weather", "tools": [{"name": "get_forecast", "description": "Get the weather forecast.", "inputSchema": {"type": "object"}}]}`
 	if err := os.WriteFile(filepath.Join(dir, "weather.json"), []byte(catalog), 0o644); err != nil {
@@ -214,6 +221,7 @@ func TestStatsCatalogEstimates(t *testing.T) {
 }
 
 func TestStatsSVG(t *testing.T) {
+	t.Parallel()
 	svg := filepath.Join(t.TempDir(), "chart.svg")
 	code, out, errOut := run(t, "stats", "--svg", svg, writeLog(t, statsRecords))
 	if code != 0 {
@@ -249,6 +257,7 @@ func TestStatsSVG(t *testing.T) {
 }
 
 func TestStatsErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.jsonl")
 	empty := filepath.Join(dir, "empty.jsonl")
@@ -292,6 +301,7 @@ func TestStatsDefaultLog(t *testing.T) {
 // TestStatsCountsScriptCalls: a codemode script's calls count as calls of
 // their tools, so a tool only scripts call is not "never used".
 func TestStatsCountsScriptCalls(t *testing.T) {
+	t.Parallel()
 	st := summarize([]tokens.Record{{Time: time.Now(), Declared: []string{"codemode", "mcp__fs__read"},
 		Called: []string{"codemode"}, Inner: []string{"mcp__fs__read", "mcp__fs__read"}, InnerTokens: 40}}, nil)
 	calls := map[string]int{}

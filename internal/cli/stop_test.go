@@ -68,6 +68,7 @@ func waitForLine(t *testing.T, sc *bufio.Scanner, stderr *bytes.Buffer, marker s
 // — leaves a session that the next run resumes: the call is answered (as
 // interrupted or cancelled), and every call has one result.
 func TestStopDuringAToolCallThenResume(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir, mcp := t.TempDir(), testMCP(t, nil)
@@ -110,6 +111,7 @@ func TestStopDuringAToolCallThenResume(t *testing.T) {
 // session, another run resuming it fails at once, naming the holder, and
 // changes nothing; --fork continues in a copy.
 func TestSecondWriterIsRefused(t *testing.T) {
+	t.Parallel()
 	dir, mcp := t.TempDir(), testMCP(t, nil)
 	if code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "Echo the text"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -151,6 +153,7 @@ func TestSecondWriterIsRefused(t *testing.T) {
 // 0 finds its prompt on the session's branch, and every other run said the
 // session was in use.
 func TestConcurrentResumesLoseNoTurn(t *testing.T) {
+	t.Parallel()
 	dir, mcp := t.TempDir(), testMCP(t, nil)
 	if code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, "Echo the text"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -197,6 +200,7 @@ func TestConcurrentResumesLoseNoTurn(t *testing.T) {
 // with the line and the fork that recovers it, and last never continues an
 // older session in its place; the fork it names works.
 func TestDamagedSessionIsReportedNotSkipped(t *testing.T) {
+	t.Parallel()
 	dir, mcp := t.TempDir(), testMCP(t, nil)
 	for _, prompt := range []string{"Echo the text", "Return the process id"} {
 		if code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", dir, prompt); code != 0 {

@@ -8,6 +8,7 @@ import (
 // TestDidYouMean: a mistyped command or flag is a usage error that names
 // what was probably meant; a word close to nothing gets no guess.
 func TestDidYouMean(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string // in stderr
@@ -36,6 +37,7 @@ func TestDidYouMean(t *testing.T) {
 // TestVerboseMeansOneThing: -v is --verbose on every command, root
 // included, and --version has no shorthand.
 func TestVerboseMeansOneThing(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := run(t, "--version")
 	if code != 0 || !strings.HasPrefix(out, "toolshelf version ") {
 		t.Errorf("--version: exit %d, %q %q", code, out, errOut)

@@ -53,6 +53,9 @@ var layer = map[string]int{
 	"internal/safetext":   8,
 	"internal/userdir":    8,
 	"internal/layers":     9,
+
+	// tests only: those that need both provider SDKs
+	"internal/integration": 9,
 }
 
 // confined lists third-party modules that only the named packages may

@@ -1,4 +1,4 @@
-package emulator_test
+package integration
 
 import (
 	"context"
@@ -17,6 +17,18 @@ import (
 
 	"github.com/toolshelf/toolshelf/emulator"
 )
+
+// oaiServer serves an emulator with cfg until the test ends.
+func oaiServer(t *testing.T, cfg emulator.Config) *httptest.Server {
+	t.Helper()
+	s, err := emulator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts
+}
 
 // oaiClient is an SDK client for the emulator, retries off.
 func oaiClient(ts *httptest.Server) openai.Client {
@@ -65,6 +77,7 @@ type oaiResult struct {
 }
 
 func TestResponsesSDK(t *testing.T) {
+	t.Parallel()
 	ts := oaiServer(t, emulator.Config{Now: oaiFixedClock,
 		Responder: emulator.NewScripted(oaiTextReply, oaiOneCallReply, oaiThinkingReply, oaiCallsReply)})
 	client := oaiClient(ts)
@@ -220,6 +233,7 @@ func oaiResponsesStream(t *testing.T, client openai.Client, params responses.Res
 }
 
 func TestChatSDK(t *testing.T) {
+	t.Parallel()
 	ts := oaiServer(t, emulator.Config{Now: oaiFixedClock,
 		Responder: emulator.NewScripted(oaiTextReply, oaiOneCallReply, oaiThinkingReply, oaiCallsReply)})
 	client := oaiClient(ts)
@@ -362,6 +376,7 @@ func oaiChatStream(t *testing.T, client openai.Client, params openai.ChatComplet
 }
 
 func TestOpenAISDKErrors(t *testing.T) {
+	t.Parallel()
 	ts := oaiServer(t, emulator.Config{ContextWindow: 50})
 	client := oaiClient(ts)
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-package emulator_test
+package integration
 
 import (
 	"context"
@@ -71,6 +71,7 @@ func oaiHead(prompt string, tools ...llm.Tool) llm.Message {
 }
 
 func TestOpenAIAdaptersEndToEnd(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		api   provider.API
@@ -175,6 +176,7 @@ func TestOpenAIAdaptersEndToEnd(t *testing.T) {
 }
 
 func TestOpenAIAdapterToolAdditions(t *testing.T) {
+	t.Parallel()
 	sol := provider.DefaultTable().Lookup(provider.OpenAIResponses, "gpt-5.6-sol")
 	additional := sol
 	additional.Anchor = provider.AnchorAdditionalTools

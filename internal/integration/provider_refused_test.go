@@ -1,4 +1,4 @@
-package provider_test
+package integration
 
 import (
 	"bytes"
@@ -118,6 +118,7 @@ func wideSchema(n int) string {
 // stricter only where it says so: references that loop in place, and
 // relative references, which the emulator resolves against its own base.
 func TestCheckAgreesWithTheEmulator(t *testing.T) {
+	t.Parallel()
 	es := newEmulator(t, emulator.Echo{})
 	for _, p := range poisoned {
 		t.Run(p.name, func(t *testing.T) {
@@ -145,7 +146,7 @@ func TestCheckAgreesWithTheEmulator(t *testing.T) {
 	}
 	// Both accept every tool of the built-in catalog (a sample of each
 	// server's file: the first tool and the largest schema).
-	files, err := filepath.Glob("../catalog/builtin/mcp/*.json")
+	files, err := filepath.Glob("../../catalog/builtin/mcp/*.json")
 	if err != nil || len(files) < 50 {
 		t.Fatalf("catalog files: %v %v", files, err)
 	}
@@ -215,6 +216,7 @@ func poisonedTranscript(ts llm.Tool, bad llm.Tool) []llm.Message {
 // pending, but its server's definition is refused again), and the plan
 // sends the old declaration as a stand-in, so requests stay byte-stable.
 func TestPoisonedSessionWorksAgain(t *testing.T) {
+	t.Parallel()
 	reg := tool.NewRegistry()
 	ranker, err := search.NewBM25F(nil)
 	if err != nil {

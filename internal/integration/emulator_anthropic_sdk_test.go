@@ -1,10 +1,11 @@
-package emulator
+package integration
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/llm"
 	adapter "github.com/toolshelf/toolshelf/provider/anthropic"
 )
@@ -31,16 +33,16 @@ var anthLongPrompt = func() string {
 // anthRecorder keeps the server's records.
 type anthRecorder struct {
 	mu   sync.Mutex
-	recs []Record
+	recs []emulator.Record
 }
 
-func (r *anthRecorder) add(rec Record) {
+func (r *anthRecorder) add(rec emulator.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.recs = append(r.recs, rec)
 }
 
-func (r *anthRecorder) last(t *testing.T) Record {
+func (r *anthRecorder) last(t *testing.T) emulator.Record {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -50,12 +52,32 @@ func (r *anthRecorder) last(t *testing.T) Record {
 	return r.recs[len(r.recs)-1]
 }
 
+// anthTestServer serves an emulator with cfg until the test ends.
+func anthTestServer(t *testing.T, cfg emulator.Config) *httptest.Server {
+	t.Helper()
+	s, err := emulator.New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// anthScaffolding is the emulator's stand-in for Anthropic's hidden
+// instructions (its unexported anthScaffolding, copied: a change there
+// fails TestAnthropicAdapterEndToEnd until this copy follows).
+const anthScaffolding = "[Anthropic's hidden instructions for deferred tools and mid-conversation tool changes] " +
+	"Some tools are not listed above: they are loaded on demand. System messages later in the conversation may " +
+	"add tools, with their full definitions, or remove them; from that point on only call the tools that are " +
+	"currently available, and never call a tool that was removed."
+
 func anthSDKClient(url string) sdk.Client {
 	return sdk.NewClient(option.WithBaseURL(url), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
 }
 
 // anthCheckUsage compares the SDK's usage with the server's record.
-func anthCheckUsage(t *testing.T, u sdk.Usage, rec Record) {
+func anthCheckUsage(t *testing.T, u sdk.Usage, rec emulator.Record) {
 	t.Helper()
 	got := [4]int64{u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens}
 	want := [4]int64{int64(rec.Uncached), int64(rec.CacheRead), int64(rec.CacheWrite), int64(rec.Output)}
@@ -68,10 +90,11 @@ func anthCheckUsage(t *testing.T, u sdk.Usage, rec Record) {
 }
 
 func TestAnthropicSDKRoundTrip(t *testing.T) {
-	reply := Reply{Thinking: "The user wants the weather.", Text: "Let me check the weather for you, it takes a moment.",
-		Calls: []Call{{Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris", "days": 3}`)}}}
+	t.Parallel()
+	reply := emulator.Reply{Thinking: "The user wants the weather.", Text: "Let me check the weather for you, it takes a moment.",
+		Calls: []emulator.Call{{Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris", "days": 3}`)}}}
 	var rec anthRecorder
-	srv := anthTestServer(t, Config{Responder: NewScripted(reply, reply, Reply{Text: "unused"}), Observe: rec.add})
+	srv := anthTestServer(t, emulator.Config{Responder: emulator.NewScripted(reply, reply, emulator.Reply{Text: "unused"}), Observe: rec.add})
 	client := anthSDKClient(srv.URL)
 	params := sdk.MessageNewParams{
 		Model:     "claude-opus-5-5",
@@ -162,7 +185,8 @@ func TestAnthropicSDKRoundTrip(t *testing.T) {
 // The SDK turns the emulator's error shape into an *sdk.Error, details
 // included.
 func TestAnthropicSDKError(t *testing.T) {
-	srv := anthTestServer(t, Config{})
+	t.Parallel()
+	srv := anthTestServer(t, emulator.Config{})
 	client := anthSDKClient(srv.URL)
 	call := sdk.NewAssistantMessage(sdk.NewToolUseBlock("toolu_1", map[string]any{}, "base"))
 	base := sdk.ToolUnionParam{OfTool: &sdk.ToolParam{Name: "base", InputSchema: sdk.ToolInputSchemaParam{Properties: map[string]any{}}}}
@@ -197,12 +221,13 @@ func TestAnthropicSDKError(t *testing.T) {
 // the changes class's deferred placeholder from the first request, and
 // a cache read on the second identical request.
 func TestAnthropicAdapterEndToEnd(t *testing.T) {
-	reply := Reply{Text: "Checking the weather now.", Calls: []Call{{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}}
+	t.Parallel()
+	reply := emulator.Reply{Text: "Checking the weather now.", Calls: []emulator.Call{{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}}
 	var rec anthRecorder
-	var exchanges []*Exchange
+	var exchanges []*emulator.Exchange
 	var mu sync.Mutex
-	script := NewScripted(reply, reply)
-	srv := anthTestServer(t, Config{Observe: rec.add, Responder: ResponderFunc(func(ctx context.Context, ex *Exchange) (*Reply, error) {
+	script := emulator.NewScripted(reply, reply)
+	srv := anthTestServer(t, emulator.Config{Observe: rec.add, Responder: emulator.ResponderFunc(func(ctx context.Context, ex *emulator.Exchange) (*emulator.Reply, error) {
 		mu.Lock()
 		exchanges = append(exchanges, ex)
 		mu.Unlock()
@@ -272,7 +297,7 @@ func TestAnthropicAdapterEndToEnd(t *testing.T) {
 	if len(ex.Tools) != 1 || ex.Tools[0].Name != "get_weather" {
 		t.Errorf("tools = %+v", ex.Tools)
 	}
-	if !slices.ContainsFunc(ex.Segments, func(s Segment) bool { return s.Text == anthScaffolding }) {
+	if !slices.ContainsFunc(ex.Segments, func(s emulator.Segment) bool { return s.Text == anthScaffolding }) {
 		t.Errorf("no scaffolding segment in %d segments", len(ex.Segments))
 	}
 }

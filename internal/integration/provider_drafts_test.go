@@ -1,4 +1,4 @@
-package provider_test
+package integration
 
 import (
 	"bytes"
@@ -28,6 +28,7 @@ const pdfSchema = `{"$schema":"http://json-schema.org/draft-04/schema#","type":"
 // refused, page 1 runs) and that the transcript keeps the schema as
 // declared.
 func TestDraft04SchemaThroughTheAdapters(t *testing.T) {
+	t.Parallel()
 	probe := newEmulator(t, emulator.Echo{})
 	if status, body := probe.sendTool(t, "Read one page.", json.RawMessage(pdfSchema)); status != http.StatusBadRequest ||
 		!strings.Contains(body, "JSON schema is invalid") {
@@ -115,6 +116,7 @@ func TestDraft04SchemaThroughTheAdapters(t *testing.T) {
 // repairs, and its rendered form passes the emulator, which checks
 // schemas the way Anthropic does.
 func TestRenderedSchemasPassTheEmulator(t *testing.T) {
+	t.Parallel()
 	es := newEmulator(t, emulator.Echo{})
 	const d4, d7 = `"$schema":"http://json-schema.org/draft-04/schema#",`, `"$schema":"http://json-schema.org/draft-07/schema#",`
 	for _, s := range []string{

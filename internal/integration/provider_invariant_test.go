@@ -1,4 +1,4 @@
-package provider_test
+package integration
 
 import (
 	"bytes"
@@ -455,6 +455,7 @@ func with(c provider.Capabilities, f func(*provider.Capabilities)) *provider.Cap
 }
 
 func TestPrefixInvariant(t *testing.T) {
+	t.Parallel()
 	table := provider.DefaultTable()
 	bridgeOf := func(api provider.API, model string) *provider.Capabilities {
 		return with(table.Lookup(api, model), func(c *provider.Capabilities) { c.Tools = llm.ToolsBridge })
@@ -537,6 +538,7 @@ func TestPrefixInvariant(t *testing.T) {
 // arguments are validated against its schema, and a tool that is not
 // loaded is refused with an error that says how to load it.
 func TestBridgeCallsThroughTheLoop(t *testing.T) {
+	t.Parallel()
 	srv := &server{t: t, replies: []reply{
 		{tool: llm.CallToolName, args: `{"name":"notes_create","arguments":{"text":"x"}}`}, // not loaded yet
 		{tool: toolsearch.Name, args: `{"query":"select:notes_create"}`},
