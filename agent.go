@@ -353,6 +353,23 @@ func openSession(cfg *SessionConfig, mcpFile string) (*session.Session, error) {
 	return s, nil
 }
 
+// Text runs one prompt as [Agent.Run] does and yields only the text the
+// model writes, as it streams; the loop's other events (tool calls and
+// results, declarations) are left out. An error ends the sequence.
+func (a *Agent) Text(ctx context.Context, prompt string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for ev, err := range a.Run(ctx, prompt) {
+			if err != nil {
+				yield("", err)
+				return
+			}
+			if ev.Type == agent.EventStream && ev.Stream.Type == llm.EventTextDelta && !yield(ev.Stream.Delta, nil) {
+				return
+			}
+		}
+	}
+}
+
 // Run runs one prompt to its end and yields the agent's events: the first
 // prompt waits (bounded) for the servers whose tools are declared up
 // front; a selecting conversation selects for a new task; the mcp_servers

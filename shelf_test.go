@@ -340,3 +340,37 @@ func TestFirstPromptWaitsForNamedTools(t *testing.T) {
 		}
 	})
 }
+
+// TestTextYieldsOnlyTheModelsText checks that Agent.Text leaves out the
+// loop's events and keeps the text of every answer of the prompt.
+func TestTextYieldsOnlyTheModelsText(t *testing.T) {
+	shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Tools: []tool.Tool{{
+		Name: "echo", Description: "Echo the text.", Exposure: tool.Direct,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
+		Handler: tool.HandlerFunc(func(context.Context, json.RawMessage) (*tool.Result, error) {
+			return tool.TextResult("echoed"), nil
+		}),
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shelf.Close()
+	first := llmtest.Call(llm.ToolCall{ID: "c1", Name: "echo", Arguments: []byte(`{"text":"x"}`)})
+	first.Message.Content = append([]llm.Part{llm.Text("calling. ")}, first.Message.Content...)
+	model := llmtest.New(first, llmtest.Say("done"))
+	a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var got strings.Builder
+	for text, err := range a.Text(t.Context(), "go") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.WriteString(text)
+	}
+	if got.String() != "calling. done" {
+		t.Errorf("Text yielded %q, want %q", got.String(), "calling. done")
+	}
+}

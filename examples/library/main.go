@@ -13,8 +13,6 @@ import (
 
 	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/adapter"
-	"github.com/toolshelf/toolshelf/agent"
-	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/tool"
 )
 
@@ -38,13 +36,11 @@ func main() {
 		log.Fatal(err)
 	}
 	defer a.Close()
-	for ev, err := range a.Run(ctx, os.Args[1]) {
+	for text, err := range a.Text(ctx, os.Args[1]) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if ev.Type == agent.EventStream && ev.Stream.Type == llm.EventTextDelta {
-			fmt.Print(ev.Stream.Delta)
-		}
+		fmt.Print(text)
 	}
 	fmt.Println()
 }

@@ -167,7 +167,7 @@ func TestSVGCountsSelectionInput(t *testing.T) {
 func TestProgressReportsTheEstimatedWork(t *testing.T) {
 	var last Progress
 	calls := 0
-	cfg := Config{Tasks: subset(2), Strategies: []Strategy{Search, SelectLock}, Classes: []llm.ToolSupport{llm.ToolsBridge},
+	cfg := Config{Model: emulatorModel, Tasks: subset(2), Strategies: []Strategy{Search, SelectLock}, Classes: []llm.ToolSupport{llm.ToolsBridge},
 		Progress: func(p Progress) { last = p; calls++ }}
 	if _, err := Run(t.Context(), cfg); err != nil {
 		t.Fatal(err)

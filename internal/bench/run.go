@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/toolshelf/toolshelf"
-	"github.com/toolshelf/toolshelf/adapter"
 	"github.com/toolshelf/toolshelf/agent"
 	"github.com/toolshelf/toolshelf/catalog"
 	"github.com/toolshelf/toolshelf/catalog/builtin"
@@ -144,6 +143,10 @@ type Config struct {
 	Progress func(Progress)
 	// Parallel bounds the runs executed at once; zero means GOMAXPROCS.
 	Parallel int
+	// Model builds a class's model on the benchmark's emulator; the
+	// command line gives adapter.Config{Emulator: em}.New (package
+	// github.com/toolshelf/toolshelf/adapter). Run needs it.
+	Model func(em *emulator.Server, p toolshelf.Provider) (llm.Model, error)
 }
 
 // SystemPrompt is the benchmark agent's system prompt: guidance of the
@@ -158,6 +161,9 @@ var SystemPrompt string
 // suite, through the agent loop and the real adapters against an
 // in-process emulator whose oracle plays the model.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("bench: Config.Model is nil: give the adapters' constructor on the emulator, adapter.Config{Emulator: em}.New of package github.com/toolshelf/toolshelf/adapter")
+	}
 	cfg = cfg.withDefaults()
 	if cfg.Dump != "" {
 		if err := os.MkdirAll(cfg.Dump, 0o755); err != nil {
@@ -360,7 +366,7 @@ func (r *runner) model(key string) (llm.Model, error) {
 		return nil, err
 	}
 	noRetries := 0
-	return adapter.Config{Emulator: r.em}.New(toolshelf.Provider{Name: toolshelf.Emulator, API: t.api, Model: t.model,
+	return r.cfg.Model(r.em, toolshelf.Provider{Name: toolshelf.Emulator, API: t.api, Model: t.model,
 		APIKey: key, Capabilities: &t.caps, MaxRetries: &noRetries})
 }
 

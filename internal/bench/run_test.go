@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/adapter"
+	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/llm"
 )
 
@@ -32,7 +35,7 @@ func TestRunMeetsTheClaims(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs six tasks through every strategy and class; go test without -short runs it")
 	}
-	rep, err := Run(context.Background(), Config{Tasks: subset(6)})
+	rep, err := Run(context.Background(), Config{Model: emulatorModel, Tasks: subset(6)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +97,7 @@ func TestSearchBeatsTheReference(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole suite")
 	}
-	rep, err := Run(context.Background(), Config{Strategies: []Strategy{Search, Reference},
+	rep, err := Run(context.Background(), Config{Model: emulatorModel, Strategies: []Strategy{Search, Reference},
 		Classes: []llm.ToolSupport{llm.ToolsChanges}, Load: DefaultLoad})
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +125,7 @@ func TestEvictionCostsAdditionsOneMissPerRemoval(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs six tasks through every class; go test without -short runs it")
 	}
-	rep, err := Run(context.Background(), Config{Tasks: subset(6), Strategies: []Strategy{Search}, Evict: true})
+	rep, err := Run(context.Background(), Config{Model: emulatorModel, Tasks: subset(6), Strategies: []Strategy{Search}, Evict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +147,7 @@ func TestFullDoesNotFitTheCorpus(t *testing.T) {
 		t.Skip("sends the whole corpus; go test without -short runs it")
 	}
 	corpus, _ := ProfileNamed("corpus")
-	rep, err := Run(context.Background(), Config{Tasks: subset(2), Profile: corpus, Classes: []llm.ToolSupport{llm.ToolsChanges}})
+	rep, err := Run(context.Background(), Config{Model: emulatorModel, Tasks: subset(2), Profile: corpus, Classes: []llm.ToolSupport{llm.ToolsChanges}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +167,7 @@ func TestFullDoesNotFitTheCorpus(t *testing.T) {
 
 func TestOutputsAndDump(t *testing.T) {
 	dir := t.TempDir()
-	rep, err := Run(context.Background(), Config{Tasks: subset(1), Strategies: []Strategy{Search},
+	rep, err := Run(context.Background(), Config{Model: emulatorModel, Tasks: subset(1), Strategies: []Strategy{Search},
 		Classes: []llm.ToolSupport{llm.ToolsBridge}, Dump: filepath.Join(dir, "dump")})
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +194,7 @@ func TestOutputsAndDump(t *testing.T) {
 // search on the multi-step tasks and more on the one-step tasks. A second
 // run gives the same figures.
 func TestCodemodeRunsOneScriptPerTask(t *testing.T) {
-	cfg := Config{Strategies: []Strategy{Search, Codemode}, Classes: []llm.ToolSupport{llm.ToolsChanges}}
+	cfg := Config{Model: emulatorModel, Strategies: []Strategy{Search, Codemode}, Classes: []llm.ToolSupport{llm.ToolsChanges}}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +256,7 @@ func TestCodemodeFailsAStepItCannotFind(t *testing.T) {
 		{Server: "sentry", Tool: "get_sentry_resource", Queries: []string{"xylophone quartz", "zephyr marmalade"}},
 		{Server: "slack", Tool: "slack_post_message", Queries: []string{"send slack message to channel"}},
 	}}
-	rep, err := Run(context.Background(), Config{Tasks: []Task{task}, Strategies: []Strategy{Codemode}, Classes: []llm.ToolSupport{llm.ToolsChanges}})
+	rep, err := Run(context.Background(), Config{Model: emulatorModel, Tasks: []Task{task}, Strategies: []Strategy{Codemode}, Classes: []llm.ToolSupport{llm.ToolsChanges}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,4 +265,10 @@ func TestCodemodeFailsAStepItCannotFind(t *testing.T) {
 		t.Errorf("codemode: %d done, %d failed, %d inner calls, %d script errors; want the second step done and the first failed",
 			cm.Total.Done, cm.Total.Failed, cm.Total.InnerCalls, cm.Total.ScriptErrors)
 	}
+}
+
+// emulatorModel is what the command line gives Config.Model: the
+// adapters on the benchmark's emulator.
+func emulatorModel(em *emulator.Server, p toolshelf.Provider) (llm.Model, error) {
+	return adapter.Config{Emulator: em}.New(p)
 }

@@ -11,7 +11,11 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/adapter"
+	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/internal/bench"
+	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
@@ -58,7 +62,10 @@ codemode's failed steps. When codemode ran, a table by task length (one step, mo
 notes compares the input tokens, requests and failed steps of search, select+lock and codemode.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict}
+			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict,
+				Model: func(em *emulator.Server, p toolshelf.Provider) (llm.Model, error) {
+					return adapter.Config{Emulator: em}.New(p)
+				}}
 			if tasksFile != "" {
 				tasks, err := bench.ReadTasks(tasksFile)
 				if err != nil {
