@@ -147,9 +147,11 @@ func descriptionHead(l Limits) string {
 		"Characters of a name outside A-Z, a-z, 0-9 and _ become _; tools[\"exact-name\"] works too.\n" +
 		"- await searchTools(query, {limit, namespace}) finds tools by what they do (the index of tool_search): [{name, description, namespace}], 8 by default.\n" +
 		"- await describeTool(name) gives a tool's description and parameter schema; await describeNamespace(name) a server's description, instructions and tool names.\n" +
-		"- console.log, info, warn and error are captured into the result.\n" +
-		fmt.Sprintf("No filesystem, network, timers or modules. Limits: %v, %s of memory, %s of output, %d tool calls (%d at a time).",
-			l.Timeout, byteSize(l.Memory), byteSize(int64(l.Output)), l.Calls, l.Concurrent)
+		"- console.log, info, warn and error are captured into the result; text(s) and image(base64, mimeType) add parts to it; exit(value) ends the script at once.\n" +
+		"- store(key, value) keeps a JSON value for the session's later scripts (kept only if this script succeeds); load(key) reads it. ALL_TOOLS lists [{name, description}].\n" +
+		"- A first line // @options: {\"max_output_tokens\": N, \"timeout_ms\": M} sets the output tokens you get back and lowers the time limit.\n" +
+		fmt.Sprintf("No filesystem, network, timers or modules; the built-ins are frozen. Limits: %v, %s of memory, %d output tokens, %d tool calls (%d at a time).",
+			l.Timeout, byteSize(l.Memory), l.OutputTokens, l.Calls, l.Concurrent)
 }
 
 // callLine is how a script calls t: tools.<id>({a: string, b?: number}):

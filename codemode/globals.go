@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -9,78 +10,10 @@ import (
 	"strings"
 
 	"github.com/agnivade/levenshtein"
-	"github.com/dop251/goja"
 
 	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/toolsearch"
 )
-
-// install sets the script's globals: tools, searchTools, describeTool,
-// describeNamespace and console. goja itself brings no require, no
-// timers, no I/O and no host objects.
-func (s *script) install() error {
-	vm := s.vm
-	var ok bool
-	jsonObj := vm.Get("JSON").ToObject(vm)
-	if s.stringify, ok = goja.AssertFunction(jsonObj.Get("stringify")); !ok {
-		return errors.New("JSON.stringify is missing")
-	}
-	if s.parse, ok = goja.AssertFunction(jsonObj.Get("parse")); !ok {
-		return errors.New("JSON.parse is missing")
-	}
-	if s.arrayIsArray, ok = goja.AssertFunction(vm.Get("Array").ToObject(vm).Get("isArray")); !ok {
-		return errors.New("Array.isArray is missing")
-	}
-	s.errorCtor = vm.Get("Error").ToObject(vm)
-
-	target := vm.NewObject()
-	tools := vm.NewProxy(target, &goja.ProxyTrapConfig{
-		Get: func(target *goja.Object, name string, _ goja.Value) goja.Value {
-			if passThrough[name] {
-				return target.Get(name)
-			}
-			t, ok := s.lookup(name)
-			if !ok {
-				panic(vm.NewTypeError(s.unknownTool("tools."+name, name)))
-			}
-			return s.function(t)
-		},
-		Has: func(_ *goja.Object, name string) bool {
-			_, ok := s.lookup(name)
-			return ok
-		},
-		Set: func(*goja.Object, string, goja.Value, goja.Value) bool { return false },
-	})
-	console := vm.NewObject()
-	for _, level := range []string{"log", "info", "warn", "error", "debug"} {
-		if err := console.Set(level, func(call goja.FunctionCall) goja.Value {
-			s.log(level, call.Arguments)
-			return goja.Undefined()
-		}); err != nil {
-			return err
-		}
-	}
-	for name, v := range map[string]any{
-		"tools":             tools,
-		"console":           console,
-		"searchTools":       s.searchTools,
-		"describeTool":      s.describeTool,
-		"describeNamespace": s.describeNamespace,
-	} {
-		if err := vm.Set(name, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// passThrough are the members of tools that are the object's own, so that
-// printing it, awaiting it or converting it does not look up a tool.
-var passThrough = map[string]bool{
-	"then": true, "toJSON": true, "toString": true, "valueOf": true, "constructor": true,
-	"hasOwnProperty": true, "isPrototypeOf": true, "propertyIsEnumerable": true, "toLocaleString": true,
-	"__proto__": true,
-}
 
 // callable reports whether a script may call t: codemode and deferred
 // tools, loaded or not, and direct tools while they are active — never
@@ -119,16 +52,22 @@ func (s *script) lookup(name string) (tool.Tool, bool) {
 	return tool.Tool{}, false
 }
 
-// function returns the script's function for t, the same one each time.
-func (s *script) function(t tool.Tool) goja.Value {
-	if f, ok := s.funcs[t.Name]; ok {
-		return f
+// lookupJSON answers the prelude's lookup: {ok, name, ident}, or {ok:
+// false, error}.
+func (s *script) lookupJSON(name string) string {
+	var out struct {
+		OK    bool   `json:"ok"`
+		Name  string `json:"name,omitempty"`
+		Ident string `json:"ident,omitempty"`
+		Error string `json:"error,omitempty"`
 	}
-	f := s.vm.ToValue(func(call goja.FunctionCall) goja.Value {
-		return s.callTool(t, call.Argument(0))
-	})
-	s.funcs[t.Name] = f
-	return f
+	if t, ok := s.lookup(name); ok {
+		out.OK, out.Name, out.Ident = true, t.Name, Identifier(t.Name)
+	} else {
+		out.Error = s.unknownTool("tools."+clipName(name), name)
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
 }
 
 // unknownTool is the error for a name no callable tool has: the closest
@@ -185,139 +124,143 @@ func (s *script) closest(name string) []string {
 	return out
 }
 
-// log writes one console line.
-func (s *script) log(level string, args []goja.Value) {
-	parts := make([]string, len(args))
-	n := 1
-	for i, a := range args {
-		text, fits := s.showWithin(a, s.limits.Output-s.outBytes-n+1)
-		parts[i] = text
-		n += len(parts[i]) + 1
-		if !fits {
-			n = s.limits.Output + 1 // the value alone is over the limit
-		}
-		if s.outBytes+n > s.limits.Output {
-			break // the line is over the limit already
-		}
-	}
-	if !s.output(n) {
-		return
-	}
-	s.res.Logs = append(s.res.Logs, Log{Level: level, Text: strings.Join(parts, " ")})
-}
-
-// resolved returns a promise resolved with v.
-func (s *script) resolved(v any) goja.Value {
-	p, resolve, _ := s.vm.NewPromise()
-	if err := resolve(v); err != nil {
-		panic(err)
-	}
-	return s.vm.ToValue(p)
-}
-
-// rejected returns a promise rejected with an Error of msg.
-func (s *script) rejected(msg string) goja.Value {
-	p, _, reject := s.vm.NewPromise()
-	if err := reject(s.newError(msg)); err != nil {
-		panic(err)
-	}
-	return s.vm.ToValue(p)
+// SearchCall is one searchTools call a script made.
+type SearchCall struct {
+	// Query is what the script searched for.
+	Query string `json:"query"`
+	// Namespace is the namespace it searched in, "" for all.
+	Namespace string `json:"namespace,omitempty"`
+	// Hits are the names found, best first.
+	Hits []string `json:"hits"`
 }
 
 // searchTools(query, {limit, namespace}) ranks the tools a script can call
 // with tool_search's index and ranker.
-func (s *script) searchTools(call goja.FunctionCall) goja.Value {
+func (s *script) searchTools(query, optsJSON string) (string, bool, error) {
 	searcher := s.r.cfg.Searcher
 	if searcher == nil {
-		return s.rejected("searchTools is not available here: this runtime has no search index; call the tools listed in the codemode tool's description")
+		return "", false, errors.New("searchTools is not available here: this runtime has no search index; call the tools listed in the codemode tool's description")
 	}
-	q := call.Argument(0)
-	if goja.IsUndefined(q) || goja.IsNull(q) {
-		return s.rejected(`searchTools needs a query: await searchTools("read a file", {limit: 5})`)
-	}
-	query := q.String()
 	if len(query) > toolsearch.MaxQueryBytes {
-		return s.rejected(fmt.Sprintf("searchTools: the query is %d bytes long; at most %d are accepted: search with a few words that say what the tool does", len(query), toolsearch.MaxQueryBytes))
+		return "", false, fmt.Errorf("searchTools: the query is %d bytes long; at most %d are accepted: search with a few words that say what the tool does", len(query), toolsearch.MaxQueryBytes)
 	}
+	var opts struct {
+		Limit     *float64 `json:"limit"`
+		Namespace *string  `json:"namespace"`
+	}
+	_ = json.Unmarshal([]byte(optsJSON), &opts)
 	limit, scope := toolsearch.DefaultLimit, toolsearch.Scope{Active: true}
-	if opts, ok := call.Argument(1).(*goja.Object); ok {
-		if v := opts.Get("limit"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
-			f := v.ToFloat()
-			if f <= 0 || f != math.Trunc(f) {
-				return s.rejected("searchTools: limit must be a positive integer, such as {limit: 5}")
-			}
-			limit = int(min(f, toolsearch.MaxLimit))
+	if opts.Limit != nil {
+		f := *opts.Limit
+		if f <= 0 || f != math.Trunc(f) {
+			return "", false, errors.New("searchTools: limit must be a positive integer, such as {limit: 5}")
 		}
-		if v := opts.Get("namespace"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
-			ns, ok := s.namespace(v.String())
-			if !ok {
-				return s.rejected(s.unknownNamespace(v.String()))
-			}
-			scope.Namespace = ns.Name
+		limit = int(min(f, toolsearch.MaxLimit))
+	}
+	if opts.Namespace != nil {
+		ns, ok := s.namespace(*opts.Namespace)
+		if !ok {
+			return "", false, errors.New(s.unknownNamespace(*opts.Namespace))
 		}
+		scope.Namespace = ns.Name
 	}
 	out, err := searcher.FindIn(query, limit, scope)
 	if err != nil {
-		return s.rejected("searchTools: " + err.Error())
+		return "", false, errors.New("searchTools: " + err.Error())
 	}
-	hits := []any{}
+	type hit struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Namespace   string `json:"namespace,omitempty"`
+	}
+	hits := []hit{}
+	rec := SearchCall{Query: record(query), Namespace: scope.Namespace, Hits: []string{}}
 	reg := s.r.cfg.Registry
 	for _, h := range out.Hits {
 		t, ok := reg.Get(h.Name)
 		if !ok || !callable(reg, t) || t.Handler == nil {
 			continue
 		}
-		hit := map[string]any{"name": t.Name, "description": toolsearch.FirstLine(t.Description)}
+		x := hit{Name: t.Name, Description: toolsearch.FirstLine(t.Description)}
 		if t.Namespace != nil {
-			hit["namespace"] = t.Namespace.Name
+			x.Namespace = t.Namespace.Name
 		}
-		hits = append(hits, hit)
+		hits = append(hits, x)
+		rec.Hits = append(rec.Hits, t.Name)
 	}
-	return s.resolved(hits)
+	s.res.Searches = append(s.res.Searches, rec)
+	b, _ := json.Marshal(hits)
+	return string(b), true, nil
 }
 
 // describeTool(name) gives a tool's name, description, parameter schema
 // and namespace.
-func (s *script) describeTool(call goja.FunctionCall) goja.Value {
-	name := call.Argument(0).String()
+func (s *script) describeTool(name string) (string, bool, error) {
 	t, ok := s.lookup(name)
 	if !ok {
-		return s.rejected(s.unknownTool(fmt.Sprintf("describeTool(%q)", clipName(name)), name))
+		return "", false, errors.New(s.unknownTool(fmt.Sprintf("describeTool(%q)", clipName(name)), name))
 	}
-	params, err := s.parse(goja.Undefined(), s.vm.ToValue(string(t.Parameters)))
-	if err != nil {
-		params = s.vm.ToValue(string(t.Parameters))
+	params := t.Parameters
+	if !json.Valid(params) {
+		params, _ = json.Marshal(string(t.Parameters))
 	}
-	d := map[string]any{"name": t.Name, "identifier": Identifier(t.Name), "description": t.Description, "parameters": params}
+	d := struct {
+		Name        string          `json:"name"`
+		Identifier  string          `json:"identifier"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Namespace   string          `json:"namespace,omitempty"`
+	}{Name: t.Name, Identifier: Identifier(t.Name), Description: t.Description, Parameters: params}
+	if len(d.Parameters) == 0 {
+		d.Parameters = json.RawMessage(`{}`)
+	}
 	if t.Namespace != nil {
-		d["namespace"] = t.Namespace.Name
+		d.Namespace = t.Namespace.Name
 	}
-	return s.resolved(d)
+	b, err := json.Marshal(d)
+	return string(b), err == nil, err
 }
 
 // describeNamespace(name) gives a namespace's description, instructions
 // and the names of the tools a script can call in it.
-func (s *script) describeNamespace(call goja.FunctionCall) goja.Value {
-	name := call.Argument(0).String()
+func (s *script) describeNamespace(name string) (string, bool, error) {
 	ns, ok := s.namespace(name)
 	if !ok {
-		return s.rejected(s.unknownNamespace(name))
+		return "", false, errors.New(s.unknownNamespace(name))
 	}
-	d := map[string]any{"name": ns.Name, "tools": s.namespaceTools(ns.Name)}
-	if ns.Description != "" {
-		d["description"] = ns.Description
+	d := struct {
+		Name         string   `json:"name"`
+		Description  string   `json:"description,omitempty"`
+		Instructions string   `json:"instructions,omitempty"`
+		Tools        []string `json:"tools"`
+	}{Name: ns.Name, Description: ns.Description, Instructions: ns.Instructions, Tools: s.namespaceTools(ns.Name)}
+	b, err := json.Marshal(d)
+	return string(b), err == nil, err
+}
+
+// allTools is ALL_TOOLS: every tool a script can call now, {name,
+// description}, in registration order.
+func (s *script) allTools() string {
+	type entry struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
 	}
-	if ns.Instructions != "" {
-		d["instructions"] = ns.Instructions
+	out := []entry{}
+	reg := s.r.cfg.Registry
+	for _, t := range reg.Tools() {
+		if callable(reg, t) && t.Handler != nil {
+			out = append(out, entry{t.Name, t.Description})
+		}
 	}
-	return s.resolved(d)
+	b, _ := json.Marshal(out)
+	return string(b)
 }
 
 // namespaceTools names the callable tools of a namespace, in registration
 // order.
-func (s *script) namespaceTools(ns string) []any {
+func (s *script) namespaceTools(ns string) []string {
 	reg := s.r.cfg.Registry
-	names := []any{}
+	names := []string{}
 	for _, t := range reg.Tools() {
 		if t.Namespace != nil && t.Namespace.Name == ns && callable(reg, t) {
 			names = append(names, t.Name)

@@ -10,13 +10,16 @@ import (
 type Limits struct {
 	// Timeout bounds the script's wall time, tool calls included.
 	Timeout time.Duration
-	// Memory bounds how much the process's live heap may grow while the
-	// script runs, in bytes (see the package's memory guard: it is
-	// sampled, and it counts what everything else in the process
-	// allocates meanwhile).
+	// Memory bounds what the script's VM allocates, in bytes: the engine
+	// refuses an allocation past it. Each script has its own.
 	Memory int64
-	// Output bounds what the script logs and returns, in bytes.
+	// Output bounds what the script logs and returns, in bytes: past it
+	// the script is stopped.
 	Output int
+	// OutputTokens bounds what the model sees of a script's output, in
+	// o200k tokens: a longer output is cut, with a note. A script's first
+	// line may set it (// @options: {"max_output_tokens": N}).
+	OutputTokens int
 	// Calls bounds the tool calls one script makes.
 	Calls int
 	// Concurrent bounds the tool calls in flight at once; further calls
@@ -30,6 +33,7 @@ type Limits struct {
 //     code mode without one is a way to hang it; 30 s leaves room for a few
 //     hundred MCP calls of a fast server.
 //   - Memory 256 MiB: the reference's QuickJS limit.
+//   - OutputTokens 10,000: the reference's default.
 //   - Output 1 MiB: the agent keeps at most 32 KiB of a result (the middle
 //     of a longer one is cut), so 1 MiB stops a runaway loop of output long
 //     before it costs memory, without refusing a result the agent would
@@ -38,11 +42,12 @@ type Limits struct {
 //     hundred files fits; a runaway loop stops within seconds; eight calls
 //     at a time keep a stdio MCP server busy without queueing it deeply.
 var DefaultLimits = Limits{
-	Timeout:    30 * time.Second,
-	Memory:     256 << 20,
-	Output:     1 << 20,
-	Calls:      1000,
-	Concurrent: 8,
+	Timeout:      30 * time.Second,
+	Memory:       256 << 20,
+	Output:       1 << 20,
+	OutputTokens: 10_000,
+	Calls:        1000,
+	Concurrent:   8,
 }
 
 // withDefaults fills the zero fields from DefaultLimits.
@@ -55,6 +60,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Output == 0 {
 		l.Output = DefaultLimits.Output
+	}
+	if l.OutputTokens == 0 {
+		l.OutputTokens = DefaultLimits.OutputTokens
 	}
 	if l.Calls == 0 {
 		l.Calls = DefaultLimits.Calls
@@ -74,6 +82,8 @@ func (l Limits) check() error {
 		return fmt.Errorf("codemode: Limits.Memory is %d: use a positive number of bytes, or 0 for the default %d", l.Memory, DefaultLimits.Memory)
 	case l.Output < 0:
 		return fmt.Errorf("codemode: Limits.Output is %d: use a positive number of bytes, or 0 for the default %d", l.Output, DefaultLimits.Output)
+	case l.OutputTokens < 0:
+		return fmt.Errorf("codemode: Limits.OutputTokens is %d: use a positive number of tokens, or 0 for the default %d", l.OutputTokens, DefaultLimits.OutputTokens)
 	case l.Calls < 0:
 		return fmt.Errorf("codemode: Limits.Calls is %d: use a positive number, or 0 for the default %d", l.Calls, DefaultLimits.Calls)
 	case l.Concurrent < 0:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/toolshelf/toolshelf/internal/cut"
 	"github.com/toolshelf/toolshelf/tokens"
@@ -41,7 +42,28 @@ type Config struct {
 	// Budget bounds the tool listing of the description, in o200k tokens;
 	// zero means [DefaultBudget].
 	Budget int
+	// MaxScripts bounds the scripts that run at once; zero means
+	// [DefaultMaxScripts]. A script past it waits for one to end.
+	MaxScripts int
+	// QueueWait bounds how long a script waits for a turn past
+	// MaxScripts before it is refused with [ErrBusy]; zero means
+	// [DefaultQueueWait].
+	QueueWait time.Duration
 }
+
+// DefaultMaxScripts is how many scripts run at once when nothing else is
+// said: with each VM's memory limit (Limits.Memory, 256 MiB by default)
+// it bounds what scripts can take together, about 1 GiB, and four
+// scripts keep two cores busy without starving the requests around them.
+const DefaultMaxScripts = 4
+
+// DefaultQueueWait is how long a script waits for a turn by default.
+const DefaultQueueWait = 10 * time.Second
+
+// ErrBusy is the error of a script refused because MaxScripts scripts
+// were running for all of Config.QueueWait.
+var ErrBusy = errors.New("the script was not run: as many scripts as this runtime runs at once (Config.MaxScripts) " +
+	"were running for the whole wait (Config.QueueWait); try again in a moment, or do the work in fewer scripts")
 
 // A Runner runs scripts. It is safe for concurrent use: each script has
 // a VM of its own.
@@ -50,6 +72,7 @@ type Runner struct {
 	limits  Limits
 	desc    string
 	counter *tokens.Counter // nil when the vocabulary could not be loaded
+	turns   chan struct{}   // one token per running script (MaxScripts)
 }
 
 // New returns a Runner over cfg's registry and computes the codemode
@@ -62,13 +85,25 @@ func New(cfg Config) (*Runner, error) {
 	if err := cfg.Limits.check(); err != nil {
 		return nil, err
 	}
+	if cfg.MaxScripts < 0 {
+		return nil, fmt.Errorf("codemode: Config.MaxScripts is %d: use a positive number, or 0 for the default %d", cfg.MaxScripts, DefaultMaxScripts)
+	}
+	if cfg.QueueWait < 0 {
+		return nil, fmt.Errorf("codemode: Config.QueueWait is %v: use a positive duration, or 0 for the default %v", cfg.QueueWait, DefaultQueueWait)
+	}
+	if cfg.MaxScripts == 0 {
+		cfg.MaxScripts = DefaultMaxScripts
+	}
+	if cfg.QueueWait == 0 {
+		cfg.QueueWait = DefaultQueueWait
+	}
 	if cfg.Budget < 0 {
 		return nil, fmt.Errorf("codemode: Config.Budget is %d: use a positive number of tokens, or 0 for the default %d", cfg.Budget, DefaultBudget)
 	}
 	if cfg.Validator == nil {
 		cfg.Validator = new(tool.Validator)
 	}
-	r := &Runner{cfg: cfg, limits: cfg.Limits.withDefaults()}
+	r := &Runner{cfg: cfg, limits: cfg.Limits.withDefaults(), turns: make(chan struct{}, cfg.MaxScripts)}
 	r.counter, _ = tokens.Default()
 	budget := cfg.Budget
 	if budget == 0 {
@@ -77,6 +112,29 @@ func New(cfg Config) (*Runner, error) {
 	r.desc = describe(cfg.Registry.Tools(), cfg.Namespaces, budget, r.limits, r.count)
 	return r, nil
 }
+
+// acquire waits for a turn to run a script: ErrBusy after QueueWait,
+// the context's error when ctx ends first.
+func (r *Runner) acquire(ctx context.Context) error {
+	select {
+	case r.turns <- struct{}{}:
+		return nil
+	default:
+	}
+	wait := time.NewTimer(r.cfg.QueueWait)
+	defer wait.Stop()
+	select {
+	case r.turns <- struct{}{}:
+		return nil
+	case <-wait.C:
+		return ErrBusy
+	case <-ctx.Done():
+		return fmt.Errorf("the script was cancelled while it waited for a turn: %w", context.Cause(ctx))
+	}
+}
+
+// release ends a script's turn.
+func (r *Runner) release() { <-r.turns }
 
 // Limits returns the limits every script of the Runner runs under.
 func (r *Runner) Limits() Limits { return r.limits }
@@ -100,6 +158,19 @@ type Result struct {
 	// Calls are the tool calls the script made, in the order it made
 	// them.
 	Calls []Call
+	// Searches are the searchTools calls the script made, in order.
+	Searches []SearchCall
+	// Content are the parts the script added with text() and image(),
+	// in order; they follow the console lines in what the model sees.
+	Content []tool.Content
+	// Stored are the values the script stored (store), by key, as JSON.
+	// A runtime keeps them in the session only when Err is nil.
+	Stored map[string]json.RawMessage
+	// Exited reports a script that ended by calling exit().
+	Exited bool
+	// outputTokens bounds what the model sees of the result
+	// (Limits.OutputTokens, or the script's @options).
+	outputTokens int
 	// Err says why the script failed: a *ScriptError (it threw, or does
 	// not compile), a *LimitError, ErrNeverSettled, or the context's
 	// error when the caller cancelled it. Nil when it returned.
@@ -176,6 +247,15 @@ func (res *Result) Text() string {
 			b.WriteString(l.Text)
 		}
 	}
+	for _, c := range res.Content {
+		if c.MIMEType != "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(c.Text)
+	}
 	if res.Value != "" {
 		if b.Len() > 0 {
 			b.WriteByte('\n')
@@ -183,9 +263,22 @@ func (res *Result) Text() string {
 		b.WriteString(res.Value)
 	}
 	if b.Len() == 0 {
+		if res.hasImage() {
+			return "(the script returned images)"
+		}
 		return "(the script returned nothing and logged nothing)"
 	}
 	return b.String()
+}
+
+// hasImage reports whether the script returned an image part.
+func (res *Result) hasImage() bool {
+	for _, c := range res.Content {
+		if c.MIMEType != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func plural(n int) string {

@@ -2,27 +2,38 @@ package codemode
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/dop251/goja"
-
 	"github.com/toolshelf/toolshelf/tool"
 )
 
-// maxCallStack bounds a script's call depth.
-const maxCallStack = 10000
+// Bounds on what crosses between a script and the host.
+const (
+	// maxValueDepth is the deepest nesting the runner writes as JSON: a
+	// script's value, console arguments, tool arguments, stored values.
+	maxValueDepth = 100
+	// maxArgumentBytes bounds the JSON of one tool call's arguments.
+	maxArgumentBytes = 16 << 20
+	// MaxStoreBytes bounds the values one script stores (store), as
+	// JSON: what it adds to the session.
+	MaxStoreBytes = 256 << 10
+	// MaxImageBytes bounds one image a script returns (image), decoded.
+	MaxImageBytes = 5 << 20
+)
 
 // errTimeout is the cause of a script's context when its time is up.
 var errTimeout = errors.New("codemode: time limit")
 
-// script is one run: a VM, owned by the goroutine that calls run, and
-// the tool calls in flight, each in a goroutine of its own that hands its
-// outcome back to the VM's goroutine through done.
+// script is one run: a VM, owned by the goroutine that calls run (the
+// host functions run there too), and the tool calls in flight, each in a
+// goroutine of its own that hands its outcome back through done.
 type script struct {
 	r      *Runner
 	limits Limits
@@ -30,13 +41,7 @@ type script struct {
 	cancel context.CancelCauseFunc
 	parent context.Context
 
-	vm *goja.Runtime
-	// Host functions captured before the script runs, which it may
-	// replace for itself.
-	stringify, parse, arrayIsArray goja.Callable
-	replacer                       goja.Value  // writeJSON's, made at its first use
-	json                           *jsonWriter // the write in progress
-	errorCtor                      *goja.Object
+	vm *vm
 
 	stopOnce sync.Once
 	stopped  chan struct{} // closed by stop
@@ -48,47 +53,71 @@ type script struct {
 	calls   sync.WaitGroup  // the tool calls' goroutines
 	slots   chan struct{}   // one token per call in flight (Limits.Concurrent)
 	pending int             // calls started and not yet settled
+	ready   []completion    // settled calls the script has not taken yet (host op next)
 
+	finished bool // the script's promise settled, or it called exit
+	memory   bool // an allocation failed: the memory limit
 	res      Result
 	outBytes int
 
-	ids   map[string]string // identifier → tool name, built at the first lookup that needs it
-	funcs map[string]goja.Value
+	base       *Store // the session's stored values, nil without a session
+	storeBytes int
+
+	ids map[string]string // identifier → tool name, built at the first lookup that needs it
 }
 
-// completion is a finished tool call, to be settled on the VM's
-// goroutine.
+// completion is a finished tool call, to be settled in the VM.
 type completion struct {
-	idx             int
-	value           func() goja.Value // the resolution; nil for a rejection
-	errText         string
-	text            string
-	isError         bool
-	millis          int64
-	resolve, reject func(any) error
+	id      int
+	ok      bool
+	json    bool // v is JSON (the tool's structured output)
+	v       string
+	text    string
+	isError bool
+	millis  int64
 }
 
 // Run runs code, the body of an async function, and returns what it did.
-// It returns when the script's result settles or a limit or ctx stops it,
-// and only after every tool call it started has returned: a stopped
-// script's calls are cancelled through their context, which their
-// handlers must honour.
+// It returns when the script's result settles, it calls exit(), or a
+// limit or ctx stops it, and only after every tool call it started has
+// returned: a stopped script's calls are cancelled through their
+// context, which their handlers must honour. Past the Runner's
+// MaxScripts, Run waits for a running script to end (at most
+// Config.QueueWait), then refuses with [ErrBusy].
+//
+// The script's store(key, value) and load(key) use the [Store] of ctx
+// ([WithStore]); without one, values live for the one script.
 func (r *Runner) Run(ctx context.Context, code string) *Result {
 	s := &script{
-		r: r, limits: r.limits, parent: ctx,
+		r: r, limits: r.limits, parent: ctx, base: StoreOf(ctx),
 		stopped: make(chan struct{}), done: make(chan completion), quit: make(chan struct{}),
-		slots: make(chan struct{}, r.limits.Concurrent), funcs: map[string]goja.Value{},
 	}
-	tctx, cancelTimeout := context.WithTimeoutCause(ctx, r.limits.Timeout, errTimeout)
+	s.res.outputTokens = s.limits.OutputTokens
+	code, warn, err := s.options(code)
+	if err != nil {
+		s.res.Err = &ScriptError{Message: err.Error()}
+		return &s.res
+	}
+	if warn != "" {
+		s.res.Logs = append(s.res.Logs, Log{Level: "warn", Text: warn})
+	}
+	s.slots = make(chan struct{}, s.limits.Concurrent)
+	if err := r.acquire(ctx); err != nil {
+		s.res.Err = err
+		return &s.res
+	}
+	defer r.release()
+
+	tctx, cancelTimeout := context.WithTimeoutCause(ctx, s.limits.Timeout, errTimeout)
 	defer cancelTimeout()
 	s.ctx, s.cancel = context.WithCancelCause(tctx)
 	defer s.cancel(nil)
-	s.vm = goja.New()
-	s.vm.SetFieldNameMapper(goja.TagFieldNameMapper("json", true))
-	// A runaway recursion is a RangeError, not a heap that grows with
-	// goja's stack.
-	s.vm.SetMaxCallStackSize(maxCallStack)
 
+	s.vm, err = newVM(s.limits.Memory, s.host)
+	if err != nil {
+		s.res.Err = fmt.Errorf("codemode: starting the script's engine: %w", err)
+		return &s.res
+	}
 	watched := make(chan struct{})
 	go s.watch(watched)
 	defer func() {
@@ -96,46 +125,33 @@ func (r *Runner) Run(ctx context.Context, code string) *Result {
 		s.cancel(context.Canceled)
 		s.calls.Wait()
 		<-watched
+		s.vm.close()
+		trimEngineMemory()
 	}()
 	s.run(code)
 	return &s.res
 }
 
-// watch stops the script when its time is up, ctx is cancelled or the
-// heap grows past the memory limit; it returns when the run ends.
+// watch stops the script when its time is up or ctx is cancelled; it
+// returns when the run ends.
 func (s *script) watch(done chan<- struct{}) {
 	defer close(done)
-	guard := newMemGuard(s.limits.Memory)
-	tick := time.NewTicker(sampleEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.quit:
-			return
-		case <-s.stopped:
-			return
-		case <-s.ctx.Done():
-			s.stop(s.ctxErr())
-			return
-		case now := <-tick.C:
-			if guard.over(now) {
-				s.stop(&LimitError{Limit: LimitMemory, Value: byteSize(s.limits.Memory),
-					What: fmt.Sprintf("the heap grew by %s while it ran", byteSize(int64(guard.peak)))})
-				return
-			}
-		}
+	select {
+	case <-s.quit:
+	case <-s.stopped:
+	case <-s.ctx.Done():
+		s.stop(s.ctxErr())
 	}
 }
 
-// stop ends the script for err: the VM is interrupted at its next
-// instruction, the run's loop wakes, and the calls in flight are
-// cancelled.
+// stop ends the script for err: the engine is interrupted at its next
+// check, the run's loop wakes, and the calls in flight are cancelled.
 func (s *script) stop(err error) {
 	s.stopOnce.Do(func() {
 		s.stopMu.Lock()
 		s.stopErr = err
 		s.stopMu.Unlock()
-		s.vm.Interrupt(err)
+		s.vm.interrupt()
 		close(s.stopped)
 		s.cancel(err)
 	})
@@ -168,31 +184,13 @@ func (s *script) ctxErr() error {
 	return cause
 }
 
-// run compiles and runs the script, then settles tool calls until the
-// script's promise settles.
+// run runs the script, then settles tool calls until the script's
+// promise settles.
 func (s *script) run(code string) {
-	if err := s.install(); err != nil {
-		s.res.Err = fmt.Errorf("codemode: setting up the script: %w", err)
-		return
-	}
 	// The code goes on the wrapper's first line, so that the line numbers
 	// of errors are the script's own.
-	prog, err := goja.Compile("script.js", "(async () => {"+code+"\n})()", false)
-	if err != nil {
-		s.res.Err = &ScriptError{Message: "the script does not compile: " + compileMessage(err)}
-		return
-	}
-	v, err := s.vm.RunProgram(prog)
-	if err != nil {
-		s.fail(err)
-		return
-	}
-	p, ok := v.Export().(*goja.Promise)
-	if !ok {
-		s.res.Err = errors.New("codemode: the script's wrapper did not return a promise")
-		return
-	}
-	for p.State() == goja.PromiseStatePending {
+	err := s.vm.eval("__start(async () => {" + code + "\n})")
+	for err == nil && !s.finished {
 		if s.pending == 0 {
 			s.res.Err = ErrNeverSettled
 			return
@@ -200,108 +198,110 @@ func (s *script) run(code string) {
 		select {
 		case c := <-s.done:
 			s.pending--
-			if err := s.settle(c); err != nil {
-				s.fail(err)
-				return
+			s.record(c)
+			s.ready = append(s.ready, c)
+			// Take every call that finished meanwhile in the same pump.
+			for more := true; more; {
+				select {
+				case c := <-s.done:
+					s.pending--
+					s.record(c)
+					s.ready = append(s.ready, c)
+				default:
+					more = false
+				}
 			}
+			err = s.vm.pump()
 		case <-s.stopped:
-			s.res.Err = s.stopReason()
+			s.fail(nil)
 			return
 		}
 	}
-	if err := s.stopReason(); err != nil {
-		s.res.Err = err
-		return
-	}
-	if p.State() == goja.PromiseStateRejected {
-		s.res.Err = &ScriptError{Message: s.describeError(p.Result())}
-		return
-	}
-	if err := s.setValue(p.Result()); err != nil {
+	if err != nil {
 		s.fail(err)
+		return
+	}
+	if stop := s.stopReason(); stop != nil && !s.res.Exited {
+		s.res.Err = stop
+	}
+	if s.res.Err == nil && s.memory {
+		s.res.Err = s.memoryError()
 	}
 }
 
-// fail records an error raised while the VM ran: the limit or
-// cancellation that interrupted it, or an exception.
+// fail records why the script ended without settling: the limit or
+// cancellation that interrupted it, an allocation past its memory, or an
+// exception the engine raised.
 func (s *script) fail(err error) {
-	var interrupted *goja.InterruptedError
-	var overflow *goja.StackOverflowError
-	var exc *goja.Exception
-	switch {
-	case errors.As(err, &overflow):
-		s.res.Err = &ScriptError{Message: fmt.Sprintf("RangeError: Maximum call stack size exceeded: the script's calls nest more than %d deep (a recursion that does not end?)\n   %s",
-			maxCallStack, strings.TrimSpace(overflow.Error()))}
-	case errors.As(err, &interrupted):
-		if e, ok := interrupted.Value().(error); ok {
-			s.res.Err = e
-		} else {
-			s.res.Err = err
-		}
-	case errors.As(err, &exc):
-		s.res.Err = &ScriptError{Message: s.describeError(exc.Value())}
-	case s.stopReason() != nil:
-		s.res.Err = s.stopReason()
+	if s.res.Exited {
+		return
+	}
+	if stop := s.stopReason(); stop != nil {
+		s.res.Err = stop
+		return
+	}
+	if err == nil {
+		return
+	}
+	switch classify(err) {
+	case failInterrupted:
+		s.res.Err = &ScriptError{Message: "the script was interrupted"}
+	case failMemory:
+		s.res.Err = s.memoryError()
+	case failStack:
+		s.res.Err = &ScriptError{Message: stackOverflow}
+	case failString:
+		s.res.Err = s.stringError()
 	default:
-		s.res.Err = &ScriptError{Message: err.Error()}
-	}
-}
-
-// compileMessage is a compile error without goja's wrapping.
-func compileMessage(err error) string {
-	var ce *goja.CompilerSyntaxError
-	if errors.As(err, &ce) {
-		return ce.Error()
-	}
-	return err.Error()
-}
-
-// describeError renders a thrown value: an Error's stack line (name,
-// message and where), anything else as text.
-func (s *script) describeError(v goja.Value) string {
-	if obj, ok := v.(*goja.Object); ok {
-		if stack := obj.Get("stack"); stack != nil && !goja.IsUndefined(stack) {
-			if text := strings.TrimSpace(stack.String()); text != "" {
-				return strings.ReplaceAll(text, "\tat ", "    at ")
-			}
+		msg := exceptionText(err)
+		if strings.HasPrefix(msg, "SyntaxError") {
+			msg = "the script does not compile: " + msg
 		}
+		s.res.Err = &ScriptError{Message: msg}
 	}
-	if v == nil || goja.IsUndefined(v) {
-		return "the script threw undefined"
-	}
-	return "the script threw " + s.show(v)
 }
 
-// setValue records the script's return value and counts it as output.
-func (s *script) setValue(v goja.Value) error {
-	if v == nil || goja.IsUndefined(v) {
-		return nil
+// stackOverflow is the error of a script whose calls nest too deep.
+const stackOverflow = "RangeError: Maximum call stack size exceeded: the script's calls nest deeper than the engine allows " +
+	"(a recursion that does not end, or a value nested too deep for String or JSON.stringify)"
+
+func (s *script) memoryError() error {
+	return &LimitError{Limit: LimitMemory, Value: byteSize(s.limits.Memory),
+		What: "an allocation would have taken it past the limit"}
+}
+
+func (s *script) stringError() error {
+	return &LimitError{Limit: LimitMemory, Value: byteSize(s.limits.Memory),
+		What: "it built a string longer than the engine's longest (2^30 - 1 characters)"}
+}
+
+// finish records how the script's promise settled (host op done).
+func (s *script) finish(kind string, args []string) {
+	s.finished = true
+	text := ""
+	if len(args) > 0 {
+		text = args[0]
 	}
-	var text string
-	if str, ok := primitiveString(v); ok {
-		text = str
-	} else {
-		j, over, err := s.writeJSON(v, s.limits.Output-s.outBytes, 2)
+	switch kind {
+	case "undefined":
+	case "string":
+		if s.output(len(text)) {
+			s.res.Value = text
+		}
+	case "over":
+		s.output(s.limits.Output + 1)
+	default: // error
 		switch {
-		case over == overDepth:
-			s.res.Err = &ScriptError{Message: tooDeep("the script's value")}
-			return nil
-		case over == overBytes:
-			s.output(s.limits.Output + 1)
-			return nil
-		case err != nil:
-			return err
-		case goja.IsUndefined(j):
-			text = v.String()
+		case strings.HasPrefix(text, "InternalError: out of memory"):
+			s.res.Err = s.memoryError()
+		case strings.HasPrefix(text, "InternalError: stack overflow"):
+			s.res.Err = &ScriptError{Message: stackOverflow}
+		case strings.HasPrefix(text, "InternalError: string too long"):
+			s.res.Err = s.stringError()
 		default:
-			text = j.String()
+			s.res.Err = &ScriptError{Message: text}
 		}
 	}
-	if !s.output(len(text)) {
-		return nil
-	}
-	s.res.Value = text
-	return nil
 }
 
 // output counts n bytes of output and stops the script when they pass the
@@ -317,116 +317,184 @@ func (s *script) output(n int) bool {
 	return false
 }
 
-// primitiveString returns v when it is a string primitive. It does not
-// export objects, which would copy them whole.
-func primitiveString(v goja.Value) (string, bool) {
-	if _, ok := v.(*goja.Object); ok || v == nil {
-		return "", false
-	}
-	str, ok := v.Export().(string)
-	return str, ok
-}
-
-// show renders a value for an error message or a console line: strings as
-// they are, other values as JSON where they have a JSON form.
-func (s *script) show(v goja.Value) string {
-	text, _ := s.showWithin(v, s.limits.Output)
-	return text
-}
-
-// showWithin is show for a value whose JSON may take at most maxBytes; it
-// reports false, and a short stand-in, when the JSON would be longer.
-func (s *script) showWithin(v goja.Value, maxBytes int) (string, bool) {
-	if v == nil || goja.IsUndefined(v) {
-		return "undefined", true
-	}
-	if str, ok := primitiveString(v); ok {
-		return str, true
-	}
-	if _, ok := v.(*goja.Object); ok {
-		j, over, err := s.writeJSON(v, maxBytes, 0)
-		switch {
-		case over == overDepth:
-			return fmt.Sprintf("[a value nested deeper than %d levels]", maxValueDepth), true
-		case over == overBytes:
-			return "[a value too long to show]", false
-		case err == nil && !goja.IsUndefined(j):
-			return j.String(), true
+// host answers the prelude (prelude.js), on the VM's goroutine.
+func (s *script) host(op string, args []string) (string, bool, error) {
+	arg := func(i int) string {
+		if i < len(args) {
+			return args[i]
 		}
+		return ""
 	}
-	return v.String(), true
+	switch op {
+	case "maxDepth":
+		return strconv.Itoa(maxValueDepth), true, nil
+	case "maxArgumentBytes":
+		return strconv.Itoa(maxArgumentBytes), true, nil
+	case "maxArgumentSize":
+		return byteSize(maxArgumentBytes), true, nil
+	case "over":
+		s.output(s.limits.Output + 1)
+		return "", false, nil
+	case "maxStoreBytes":
+		return strconv.Itoa(MaxStoreBytes), true, nil
+	case "outputLeft":
+		return strconv.Itoa(max(0, s.limits.Output-s.outBytes)), true, nil
+	case "lookup":
+		return s.lookupJSON(arg(0)), true, nil
+	case "call":
+		return s.callTool(arg(0), arg(1))
+	case "next":
+		if len(s.ready) == 0 {
+			return "", false, nil
+		}
+		c := s.ready[0]
+		s.ready = s.ready[1:]
+		b, _ := json.Marshal(struct {
+			ID   int    `json:"id"`
+			OK   bool   `json:"ok"`
+			JSON bool   `json:"json,omitempty"`
+			V    string `json:"v"`
+		}{c.id, c.ok, c.json, c.v})
+		return string(b), true, nil
+	case "log":
+		if s.output(len(arg(1)) + 1) {
+			s.res.Logs = append(s.res.Logs, Log{Level: arg(0), Text: arg(1)})
+		}
+		return "", false, nil
+	case "text":
+		if s.output(len(arg(0))) {
+			s.res.Content = append(s.res.Content, tool.Content{Text: arg(0)})
+		}
+		return "", false, nil
+	case "image":
+		return "", false, s.image(arg(0), arg(1))
+	case "search":
+		return s.searchTools(arg(0), arg(1))
+	case "describeTool":
+		return s.describeTool(arg(0))
+	case "describeNamespace":
+		return s.describeNamespace(arg(0))
+	case "allTools":
+		return s.allTools(), true, nil
+	case "store":
+		return "", false, s.store(arg(0), arg(1))
+	case "load":
+		v, ok := s.load(arg(0))
+		return string(v), ok, nil
+	case "exit":
+		s.res.Exited, s.finished = true, true
+		if len(args) > 0 && s.output(len(args[0])) {
+			s.res.Value = args[0]
+		}
+		s.vm.interrupt()
+		return "", false, nil
+	case "done":
+		s.finish(arg(0), args[min(1, len(args)):])
+		return "", false, nil
+	}
+	return "", false, fmt.Errorf("codemode: unknown host operation %q", op)
 }
 
-// callTool starts a call of t with the script's argument and returns its
-// promise.
-func (s *script) callTool(t tool.Tool, arg goja.Value) goja.Value {
+// image adds an image part to the result: base64 data of an image type.
+func (s *script) image(data, mimeType string) error {
+	if !strings.HasPrefix(mimeType, "image/") || len(mimeType) > 100 {
+		return fmt.Errorf(`image(data, mimeType): %q is not an image type; give one such as "image/png"`, clipName(mimeType))
+	}
+	if base64.StdEncoding.DecodedLen(len(data)) > MaxImageBytes {
+		return fmt.Errorf("image(data, mimeType): the image is over %s; return a smaller one", byteSize(MaxImageBytes))
+	}
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return fmt.Errorf("image(data, mimeType): the data is not base64: %v", err)
+	}
+	if !s.output(len(data)) {
+		return nil
+	}
+	s.res.Content = append(s.res.Content, tool.Content{MIMEType: mimeType, Data: b})
+	return nil
+}
+
+// store keeps a value for later scripts of the session: written to the
+// session only if the script succeeds.
+func (s *script) store(key, value string) error {
+	if len(key) > 256 {
+		return fmt.Errorf("store(key, value): the key is %d bytes long; use a key of at most 256", len(key))
+	}
+	old := len(s.res.Stored[key])
+	if s.storeBytes-old+len(key)+len(value) > MaxStoreBytes {
+		return fmt.Errorf("store(%q): the script's stored values would pass %s; store less (a summary, or ids)", clipName(key), byteSize(MaxStoreBytes))
+	}
+	if s.res.Stored == nil {
+		s.res.Stored = map[string]json.RawMessage{}
+	}
+	if _, had := s.res.Stored[key]; had {
+		s.storeBytes -= len(key) + old
+	}
+	s.res.Stored[key] = json.RawMessage(value)
+	s.storeBytes += len(key) + len(value)
+	return nil
+}
+
+// load returns the value stored under key: by this script, or by an
+// earlier one of the session.
+func (s *script) load(key string) (json.RawMessage, bool) {
+	if v, ok := s.res.Stored[key]; ok {
+		return v, true
+	}
+	if s.base != nil {
+		return s.base.Load(key)
+	}
+	return nil, false
+}
+
+// callTool starts a call of the named tool with args (JSON) and returns
+// its id.
+func (s *script) callTool(name, args string) (string, bool, error) {
 	if len(s.res.Calls) >= s.limits.Calls {
 		s.stop(&LimitError{Limit: LimitCalls, Value: fmt.Sprint(s.limits.Calls),
 			What: fmt.Sprintf("it made more than %d tool calls", s.limits.Calls)})
-		return goja.Undefined()
+		return "", false, errors.New("the script was stopped")
 	}
-	p, resolve, reject := s.vm.NewPromise()
-	args, err := s.arguments(t, arg)
-	if err != nil {
-		_ = reject(s.newError(err.Error()))
-		return s.vm.ToValue(p)
+	t, ok := s.lookup(name)
+	if !ok {
+		return "", false, errors.New(s.unknownTool("tools."+name, name))
 	}
-	idx := len(s.res.Calls)
-	s.res.Calls = append(s.res.Calls, Call{Tool: t.Name, Arguments: recordArgs(args)})
+	if args == "{}" {
+		args = ""
+	}
+	raw := []byte(args)
+	if len(raw) == 0 {
+		raw = []byte("{}")
+	}
+	id := len(s.res.Calls)
+	s.res.Calls = append(s.res.Calls, Call{Tool: t.Name, Arguments: recordArgs(raw)})
 	s.pending++
 	s.calls.Add(1)
-	go s.exec(completion{idx: idx, resolve: resolve, reject: reject}, t, args)
-	return s.vm.ToValue(p)
-}
-
-// arguments turns the script's argument into the call's JSON: an object,
-// or nothing at all for {}.
-func (s *script) arguments(t tool.Tool, arg goja.Value) ([]byte, error) {
-	if arg == nil || goja.IsUndefined(arg) || goja.IsNull(arg) {
-		return []byte("{}"), nil
-	}
-	obj, ok := arg.(*goja.Object)
-	if !ok || obj.ClassName() == "Array" || obj.ClassName() == "Function" {
-		return nil, fmt.Errorf("tools.%s takes one object of arguments, such as tools.%[1]s({...}); got %s", Identifier(t.Name), s.show(arg))
-	}
-	j, over, err := s.writeJSON(obj, maxArgumentBytes, 0)
-	switch {
-	case over == overDepth:
-		return nil, errors.New(tooDeep("the argument of tools." + Identifier(t.Name)))
-	case over == overBytes:
-		return nil, fmt.Errorf("the arguments of tools.%s are over %s as JSON; pass less in one call", Identifier(t.Name), byteSize(maxArgumentBytes))
-	case err != nil:
-		return nil, fmt.Errorf("the arguments of tools.%s cannot be written as JSON: %v", Identifier(t.Name), err)
-	}
-	return []byte(j.String()), nil
+	go s.exec(id, t, raw)
+	return strconv.Itoa(id), true, nil
 }
 
 // exec runs one call in its own goroutine and hands the outcome back.
-func (s *script) exec(c completion, t tool.Tool, args []byte) {
+func (s *script) exec(id int, t tool.Tool, args []byte) {
 	defer s.calls.Done()
 	start := time.Now()
 	res, errText := s.invoke(t, args)
-	c.millis = time.Since(start).Milliseconds()
+	c := completion{id: id, millis: time.Since(start).Milliseconds()}
 	switch {
 	case errText != "":
-		c.errText, c.text, c.isError = errText, errText, true
+		c.v, c.text, c.isError = errText, errText, true
 	case res.IsError:
-		c.errText = resultText(res)
-		if c.errText == "" {
-			c.errText = fmt.Sprintf("tool %s failed without saying why", t.Name)
+		c.v = resultText(res)
+		if c.v == "" {
+			c.v = fmt.Sprintf("tool %s failed without saying why", t.Name)
 		}
-		c.text, c.isError = c.errText, true
+		c.text, c.isError = c.v, true
 	default:
+		c.ok = true
 		c.text = resultText(res)
-		structured := res.Structured
-		text := c.text
-		c.value = func() goja.Value {
-			if len(structured) > 0 {
-				if v, err := s.parse(goja.Undefined(), s.vm.ToValue(string(structured))); err == nil {
-					return v
-				}
-			}
-			return s.vm.ToValue(text)
+		c.v = c.text
+		if len(res.Structured) > 0 && json.Valid(res.Structured) {
+			c.v, c.json = string(res.Structured), true
 		}
 	}
 	select {
@@ -496,23 +564,9 @@ func resultText(res *tool.Result) string {
 	return strings.Join(parts, "\n")
 }
 
-// settle records a finished call and resolves or rejects its promise,
-// which runs the script on to its next await.
-func (s *script) settle(c completion) error {
-	call := &s.res.Calls[c.idx]
+// record fills in a finished call's record.
+func (s *script) record(c completion) {
+	call := &s.res.Calls[c.id]
 	call.IsError, call.Result, call.Millis = c.isError, record(c.text), c.millis
 	call.ResultBytes, call.ResultTokens = len(c.text), s.r.count(c.text)
-	if c.value == nil {
-		return c.reject(s.newError(c.errText))
-	}
-	return c.resolve(c.value())
-}
-
-// newError makes a JavaScript Error with the host's Error constructor.
-func (s *script) newError(msg string) *goja.Object {
-	obj, err := s.vm.New(s.errorCtor, s.vm.ToValue(msg))
-	if err != nil {
-		return s.vm.NewGoError(errors.New(msg))
-	}
-	return obj
 }

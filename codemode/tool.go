@@ -35,6 +35,12 @@ func Arguments(code string) json.RawMessage {
 type Details struct {
 	// Calls are the script's tool calls, in the order it made them.
 	Calls []Call `json:"calls"`
+	// Searches are the script's searchTools calls, in order.
+	Searches []SearchCall `json:"searches,omitempty"`
+	// Stored are the values the script stored (store), by key, as JSON;
+	// only a script that succeeded has them. Replayed in order they give
+	// the session's [Store].
+	Stored map[string]json.RawMessage `json:"stored,omitempty"`
 	// Logs counts the console lines the script wrote.
 	Logs int `json:"logs,omitempty"`
 	// Error is why the script failed, if it did.
@@ -90,17 +96,35 @@ func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, 
 	if err := ctx.Err(); err != nil && res.Err != nil {
 		return nil, err
 	}
-	out := tool.TextResult(res.Text())
+	return h.r.Result(ctx, res), nil
+}
+
+// Result is the codemode tool's result of a script: what the model sees
+// (its text, cut to the script's output tokens, and its images) and the
+// Details. The values a successful script stored are applied to the
+// [Store] of ctx, if any.
+func (r *Runner) Result(ctx context.Context, res *Result) *tool.Result {
+	out := tool.TextResult(r.clip(res.Text(), res.outputTokens))
+	for _, c := range res.Content {
+		if c.MIMEType != "" {
+			out.Content = append(out.Content, c)
+		}
+	}
 	out.IsError = res.Err != nil
-	d := Details{Calls: res.Calls, Logs: len(res.Logs)}
+	d := Details{Calls: res.Calls, Searches: res.Searches, Logs: len(res.Logs)}
 	if d.Calls == nil {
 		d.Calls = []Call{}
 	}
 	if res.Err != nil {
 		d.Error = res.Err.Error()
+	} else if len(res.Stored) > 0 {
+		d.Stored = res.Stored
+		if st := StoreOf(ctx); st != nil {
+			st.Apply(res.Stored)
+		}
 	}
 	out.Details = d
-	return out, nil
+	return out
 }
 
 // readCode returns the code of the arguments, or the error to answer.

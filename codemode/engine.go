@@ -1,0 +1,169 @@
+package codemode
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"strings"
+
+	"modernc.org/quickjs"
+)
+
+// The engine is QuickJS (modernc.org/quickjs: the C engine translated to
+// Go, no cgo), a fresh VM per script. QuickJS holds what a script
+// allocates in memory of its own, outside Go's heap, and refuses an
+// allocation past the VM's limit with an out-of-memory exception; its
+// interrupt is polled by the interpreter and by the regular-expression
+// engine, so it reaches native work; deep recursion (in the script, in
+// JSON.stringify, in String()) is a stack-overflow exception against a
+// bound of its own. ARCHITECTURE.md says why this engine and not goja or
+// QuickJS compiled to WebAssembly.
+
+//go:embed prelude.js
+var prelude string
+
+// hostFunc answers the prelude's host calls: op and its string arguments;
+// ok false returns undefined, a non-nil error is thrown as an Error.
+type hostFunc func(op string, args []string) (result string, ok bool, err error)
+
+// vm is one script's engine: the prelude installed, the host bound.
+type vm struct {
+	q *quickjs.VM
+}
+
+// maxStackSlots bounds the VM's call depth (QuickJS stack slots, about
+// one per JavaScript frame): deeper is a stack-overflow exception.
+const maxStackSlots = 10000
+
+// newVM starts a VM with a memory limit of limit bytes, binds host and
+// runs the prelude.
+func newVM(limit int64, host hostFunc) (*vm, error) {
+	q, err := quickjs.NewVM()
+	if err != nil {
+		return nil, err
+	}
+	v := &vm{q: q}
+	q.SetMaxStackSize(maxStackSlots)
+	err = q.RegisterHostFunc("__host", func(args []any) (any, error) {
+		if len(args) == 0 {
+			return nil, errors.New("host: no op")
+		}
+		op, _ := args[0].(string)
+		strs := make([]string, len(args)-1)
+		for i, a := range args[1:] {
+			switch a := a.(type) {
+			case string:
+				strs[i] = a
+			default:
+				strs[i] = fmt.Sprint(a)
+			}
+		}
+		res, ok, err := host(op, strs)
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
+			return quickjs.Undefined{}, nil
+		}
+		return res, nil
+	})
+	if err != nil {
+		q.Close()
+		return nil, err
+	}
+	if _, err := q.Eval(prelude, quickjs.EvalGlobal); err != nil {
+		q.Close()
+		return nil, fmt.Errorf("the prelude failed: %w", err)
+	}
+	// The limit comes after the prelude, which allocates what every
+	// script needs, so that a script's limit is its own.
+	q.SetMemoryLimit(uintptr(limit))
+	return v, nil
+}
+
+// eval runs global code, then the jobs it queued (promise reactions).
+func (v *vm) eval(code string) error {
+	if _, err := v.q.Eval(code, quickjs.EvalGlobal); err != nil {
+		return err
+	}
+	return v.jobs()
+}
+
+// pump runs the prelude's pump (it settles the finished calls), then the
+// jobs that queued.
+func (v *vm) pump() error {
+	if _, err := v.q.Call("__pump"); err != nil {
+		return err
+	}
+	return v.jobs()
+}
+
+// jobs runs the queued jobs until none is left.
+func (v *vm) jobs() error {
+	for {
+		n, err := v.q.ExecutePendingJobs()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// interrupt asks the engine to stop at its next check; it may be called
+// from any goroutine.
+func (v *vm) interrupt() { v.q.Interrupt() }
+
+// close frees the VM and everything the script allocated.
+func (v *vm) close() { v.q.Close() }
+
+// engineFailure classifies an error the engine raised.
+type engineFailure int
+
+const (
+	failException   engineFailure = iota // a JavaScript exception
+	failInterrupted                      // the interrupt stopped it
+	failMemory                           // an allocation past the limit
+	failStack                            // the call depth passed its bound
+	failString                           // a string past the engine's length
+)
+
+// classify says what an engine error was. QuickJS raises its own
+// failures as InternalError (uncatchable for the interrupt) and a string
+// past its length as a RangeError.
+func classify(err error) engineFailure {
+	var e *quickjs.Error
+	msg := err.Error()
+	if errors.As(err, &e) {
+		msg = e.Name + ": " + e.Message
+	}
+	switch {
+	case strings.HasPrefix(msg, "InternalError: interrupted"):
+		return failInterrupted
+	case strings.HasPrefix(msg, "InternalError: out of memory"), msg == "null", msg == "":
+		return failMemory
+	case strings.HasPrefix(msg, "InternalError: stack overflow"):
+		return failStack
+	case strings.HasPrefix(msg, "InternalError: string too long"):
+		return failString
+	}
+	return failException
+}
+
+// exceptionText is an exception as the script's error shows it: its
+// name, message and stack.
+func exceptionText(err error) string {
+	var e *quickjs.Error
+	if errors.As(err, &e) {
+		s := e.Name + ": " + e.Message
+		if e.Name == "" {
+			s = e.Message
+		}
+		if st := strings.TrimRight(e.Stack, "\n"); st != "" {
+			s += "\n" + st
+		}
+		return s
+	}
+	return err.Error()
+}
