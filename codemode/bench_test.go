@@ -7,12 +7,44 @@ import (
 	"github.com/toolshelf/toolshelf/codemode"
 )
 
-// BenchmarkScriptStart runs the smallest script: a fresh VM with the
-// globals installed, the wrapper compiled and run, the result read.
+// BenchmarkScriptStart runs the smallest script, `return 1`, as a
+// conversation does: after the previous script has answered and the
+// Runner has made its spare VM (the prelude run), which the script takes
+// and binds; the wrapper is compiled and run and the result read.
 func BenchmarkScriptStart(b *testing.B) {
 	r, _ := newRunner(b, testRegistry(b), codemode.Limits{})
 	for b.Loop() {
+		b.StopTimer()
+		r.Quiesce()
+		b.StartTimer()
 		if res := r.Run(context.Background(), `return 1`); res.Err != nil {
+			b.Fatal(res.Err)
+		}
+	}
+}
+
+// BenchmarkScriptsBackToBack runs `return 1` scripts one after another
+// with no pause: each finds no spare ready and starts a VM of its own
+// (the engine and the prelude), while the previous one makes its spare.
+func BenchmarkScriptsBackToBack(b *testing.B) {
+	r, _ := newRunner(b, testRegistry(b), codemode.Limits{})
+	for b.Loop() {
+		if res := r.Run(context.Background(), `return 1`); res.Err != nil {
+			b.Fatal(res.Err)
+		}
+	}
+}
+
+// BenchmarkTenCalls runs a script that makes ten tool calls, one after
+// another, with the spare VM ready: the overhead of the calls.
+func BenchmarkTenCalls(b *testing.B) {
+	r, _ := newRunner(b, testRegistry(b), codemode.Limits{})
+	for b.Loop() {
+		b.StopTimer()
+		r.Quiesce()
+		b.StartTimer()
+		res := r.Run(context.Background(), `for (let i = 0; i < 10; i++) await tools.clock({}); return "ok";`)
+		if res.Err != nil {
 			b.Fatal(res.Err)
 		}
 	}

@@ -42,7 +42,7 @@ func TestDescriptionRoundRobin(t *testing.T) {
 		"## mcp__alpha: The alpha server (some tools not listed)\n- tools.mcp__alpha__tool_0({a: string, b?: number}): word does a thing.",
 		"## mcp__beta: The beta server (some tools not listed)\n- tools.mcp__beta__tool_0({a: string, b?: number}): word does a thing.",
 		"## mcp__gamma: Not connected yet (tools not listed)",
-		"30s, 256 MiB of memory, 1 MiB of output, 1000 tool calls (8 at a time)",
+		"30s, 256 MiB of memory, 10000 output tokens, 1000 tool calls (8 at a time)",
 	} {
 		if !strings.Contains(d, want) {
 			t.Errorf("the description lacks %q:\n%s", want, d)

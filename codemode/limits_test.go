@@ -109,6 +109,9 @@ func TestLimitsStopRunawayScripts(t *testing.T) {
 			message: "RangeError: Maximum call stack size exceeded"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if raceEnabled && slowUnderRace[c.name] {
+				t.Skip("the race detector slows the engine tenfold: filling 64 MiB takes a minute; TestHostileScripts covers it")
+			}
 			calls.Store(0)
 			stop := make(chan struct{})
 			peak := watchHeap(stop)
@@ -125,6 +128,7 @@ func TestLimitsStopRunawayScripts(t *testing.T) {
 			if spins[c.name] {
 				before := runtime.NumGoroutine()
 				res = run.Run(context.Background(), c.code)
+				run.Quiesce()
 				if after := goroutinesAfter(before); after > before {
 					buf := make([]byte, 1<<16)
 					t.Errorf("%d goroutines before the script, %d after:\n%s", before, after, buf[:runtime.Stack(buf, true)])
@@ -162,6 +166,10 @@ func TestLimitsStopRunawayScripts(t *testing.T) {
 	}
 }
 
+// slowUnderRace names the cases that take tens of seconds under the race
+// detector.
+var slowUnderRace = map[string]bool{"allocation bomb": true, "object bomb": true, "10 MB returned": true}
+
 // spins names the cases whose scripts run on the CPU until a limit
 // stops them; they make no tool calls, so the only goroutine Run starts
 // is its watcher.
@@ -183,7 +191,11 @@ func goroutinesAfter(want int) int {
 // TestScriptAfterAStopRuns: a runner keeps working after its scripts hit
 // their limits.
 func TestScriptAfterAStopRuns(t *testing.T) {
-	r, _ := newRunner(t, testRegistry(t), codemode.Limits{Timeout: 50 * time.Millisecond})
+	timeout := 50 * time.Millisecond
+	if raceEnabled {
+		timeout = 2 * time.Second // the race detector slows the engine tenfold
+	}
+	r, _ := newRunner(t, testRegistry(t), codemode.Limits{Timeout: timeout})
 	if res := r.Run(context.Background(), `while (true) {}`); res.Err == nil {
 		t.Fatal("the loop was not stopped")
 	}

@@ -16,7 +16,9 @@
   const MapCtor = Map, ErrorCtor = Error, TypeErrorCtor = TypeError, PromiseCtor = Promise;
   const mapGet = Map.prototype.get, mapSet = Map.prototype.set, mapDelete = Map.prototype.delete, mapHas = Map.prototype.has;
   const StringCtor = String, apply = Reflect.apply, ownKeys = Reflect.ownKeys;
-  const MAX_DEPTH = Number(host('maxDepth'));
+  // The bounds come from the host when a script takes the VM
+  // (__configure), once.
+  let MAX_DEPTH = 100, longest = 0, configured = false;
   const STOP = {};
 
   // write is JSON.stringify within MAX_DEPTH levels and maxBytes: a
@@ -250,6 +252,51 @@
     'ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array',
     'Uint16Array', 'Int32Array', 'Uint32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array',
     'Float16Array', 'Proxy', 'Atomics', 'Iterator'];
+  // The engine polls its interrupt in the interpreter and the regexp
+  // engine, not in the native loops of the array methods, which walk an
+  // array-like's length index by index: Array.prototype.indexOf.call(
+  // {length: 2 ** 40}, 1) would run for hours, past every limit. No array
+  // longer than the memory limit's worth of values (16 bytes each) can be
+  // dense, so a call on one that long is stopped before the native loop
+  // starts, with the memory limit's error.
+  const mathMin = Math.min, mathTrunc = Math.trunc, NumberCtor = Number, ObjectCtor = Object;
+  const toLength = (v) => { const n = mathTrunc(NumberCtor(v)); return n > 0 ? mathMin(n, 2 ** 53 - 1) : 0; };
+  function tooLong(what, len) {
+    host('tooLong', what, StringCtor(len));
+    for (;;) { /* wait for the stop */ }
+  }
+  function guard(obj, names, prefix) {
+    for (const name of names) {
+      const native = obj[name];
+      if (typeof native !== 'function') continue;
+      const wrapped = {
+        [name](...args) {
+          if (this !== null && this !== undefined) {
+            const len = toLength(ObjectCtor(this).length);
+            if (len > longest) tooLong(prefix + name, len);
+          }
+          return apply(native, this, args);
+        },
+      }[name];
+      define(obj, name, { value: wrapped, writable: true, enumerable: false, configurable: true });
+    }
+  }
+  guard(Array.prototype, ['concat', 'copyWithin', 'every', 'fill', 'filter', 'find', 'findIndex', 'findLast',
+    'findLastIndex', 'flat', 'flatMap', 'forEach', 'includes', 'indexOf', 'join', 'lastIndexOf', 'map', 'reduce',
+    'reduceRight', 'reverse', 'shift', 'slice', 'some', 'sort', 'splice', 'toLocaleString', 'toReversed',
+    'toSorted', 'toSpliced', 'toString', 'unshift', 'with'], 'Array.prototype.');
+  const nativeFrom = Array.from, iterSym = Symbol.iterator;
+  define(Array, 'from', {
+    value: function from(items, ...rest) {
+      if (items !== null && items !== undefined && typeof items[iterSym] !== 'function') {
+        const len = toLength(ObjectCtor(items).length);
+        if (len > longest) tooLong('Array.from', len);
+      }
+      return apply(nativeFrom, this, [items, ...rest]);
+    },
+    writable: true, enumerable: false, configurable: true,
+  });
+
   // Freezing a prototype makes its data properties read-only on every
   // object that inherits them: in strict code, this.name = ... in an Error
   // subclass would throw. The properties scripts commonly set on their own
@@ -274,27 +321,29 @@
   for (const k of ['toString', 'constructor']) enable(Function.prototype, k);
   for (const k of ['then', 'catch', 'finally', 'constructor']) enable(Promise.prototype, k);
 
-  const frozen = new Set();
-  function deepFreeze(o) {
-    if (o === null || (typeof o !== 'object' && typeof o !== 'function') || apply(hasPass, frozen, [o])) return;
-    frozen.add(o);
+  // Each built-in and its prototype are frozen (their own properties,
+  // not the functions they hold: a script that changes Array.prototype.map
+  // changes nothing any other code reads through Array.prototype).
+  const protoOf = Object.getPrototypeOf, isFrozen = Object.isFrozen;
+  const freezeWithProto = (o) => {
+    if (o === null || o === undefined || isFrozen(o)) return;
     freeze(o);
-    for (const k of ownKeys(o)) {
-      const d = Object.getOwnPropertyDescriptor(o, k);
-      if (d === undefined) continue;
-      if ('value' in d) deepFreeze(d.value);
-      else { deepFreeze(d.get); deepFreeze(d.set); }
-    }
-    deepFreeze(Object.getPrototypeOf(o));
-  }
+    if (typeof o === 'function' && o.prototype !== undefined) freezeWithProto(o.prototype);
+  };
   for (const name of builtins) {
-    if (name in G) deepFreeze(G[name]);
+    if (name in G) freezeWithProto(G[name]);
   }
-  // The prototypes of what syntax makes without a global constructor.
-  deepFreeze(Object.getPrototypeOf(function* () {}));
-  deepFreeze(Object.getPrototypeOf(async function () {}));
-  deepFreeze(Object.getPrototypeOf(async function* () {}));
-  deepFreeze(Object.getPrototypeOf([][Symbol.iterator]()));
+  // What syntax and the built-ins make without a global constructor:
+  // the prototypes of generators, async functions, iterators, typed
+  // arrays and errors.
+  for (const o of [protoOf(function* () {}), protoOf(protoOf(function* () {}).prototype),
+    protoOf(async function () {}), protoOf(async function* () {}), protoOf(protoOf(async function* () {}).prototype),
+    protoOf([][Symbol.iterator]()), protoOf(protoOf([][Symbol.iterator]())), protoOf(new Map().entries()),
+    protoOf(new Set().values()), protoOf(''[Symbol.iterator]()), protoOf(/x/[Symbol.matchAll]('')),
+    protoOf(Uint8Array), protoOf(Uint8Array.prototype)]) {
+    freezeWithProto(o);
+  }
+  freeze(G.constructor === Object ? Object.prototype : protoOf(G));
 
   const globals = {
     tools, console, searchTools, describeTool, describeNamespace, store, load, text, image, exit,
@@ -304,6 +353,13 @@
   }
   for (const f of [searchTools, describeTool, describeNamespace, store, load, text, image, exit]) freeze(f);
   define(G, 'ALL_TOOLS', { get: allTools, enumerable: false, configurable: false });
+  const configure = (depth, longestArray) => {
+    if (configured) return;
+    configured = true;
+    MAX_DEPTH = NumberCtor(depth);
+    longest = NumberCtor(longestArray);
+  };
+  define(G, '__configure', { value: freeze(configure), writable: false, enumerable: false, configurable: false });
   define(G, '__start', { value: freeze(start), writable: false, enumerable: false, configurable: false });
   define(G, '__pump', { value: freeze(pump), writable: false, enumerable: false, configurable: false });
 })();

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolshelf/toolshelf/internal/cut"
@@ -73,6 +76,11 @@ type Runner struct {
 	desc    string
 	counter *tokens.Counter // nil when the vocabulary could not be loaded
 	turns   chan struct{}   // one token per running script (MaxScripts)
+	spare   chan *vm        // a VM with the prelude run, for the next script
+	// tasks counts the scripts' goroutines, making spares included (a
+	// counter, not a WaitGroup: a Runner may be shared across synctest
+	// bubbles).
+	tasks atomic.Int64
 }
 
 // New returns a Runner over cfg's registry and computes the codemode
@@ -103,7 +111,8 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Validator == nil {
 		cfg.Validator = new(tool.Validator)
 	}
-	r := &Runner{cfg: cfg, limits: cfg.Limits.withDefaults(), turns: make(chan struct{}, cfg.MaxScripts)}
+	r := &Runner{cfg: cfg, limits: cfg.Limits.withDefaults(), turns: make(chan struct{}, cfg.MaxScripts),
+		spare: make(chan *vm, 1)}
 	r.counter, _ = tokens.Default()
 	budget := cfg.Budget
 	if budget == 0 {
@@ -130,6 +139,35 @@ func (r *Runner) acquire(ctx context.Context) error {
 		return ErrBusy
 	case <-ctx.Done():
 		return fmt.Errorf("the script was cancelled while it waited for a turn: %w", context.Cause(ctx))
+	}
+}
+
+// takeVM returns a VM for one script: the spare one, or a new one.
+// Each VM runs one script only.
+func (r *Runner) takeVM() (*vm, error) {
+	select {
+	case v := <-r.spare:
+		return v, nil
+	default:
+		return buildVM()
+	}
+}
+
+// makeSpare makes a VM for the next script when there is none: starting
+// a VM and running the prelude take about 2 ms, which a script that
+// finds a spare does not wait for.
+func (r *Runner) makeSpare() {
+	if len(r.spare) > 0 {
+		return
+	}
+	v, err := buildVM()
+	if err != nil {
+		return // the next script builds its own and reports the error
+	}
+	select {
+	case r.spare <- v:
+	default:
+		v.close()
 	}
 }
 
@@ -269,6 +307,17 @@ func (res *Result) Text() string {
 		return "(the script returned nothing and logged nothing)"
 	}
 	return b.String()
+}
+
+// clone returns a copy of res that shares no slice or map with it.
+func (res *Result) clone() *Result {
+	c := *res
+	c.Logs = slices.Clone(res.Logs)
+	c.Calls = slices.Clone(res.Calls)
+	c.Searches = slices.Clone(res.Searches)
+	c.Content = slices.Clone(res.Content)
+	c.Stored = maps.Clone(res.Stored)
+	return &c
 }
 
 // hasImage reports whether the script returned an image part.

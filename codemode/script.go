@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolshelf/toolshelf/tool"
@@ -41,7 +42,14 @@ type script struct {
 	cancel context.CancelCauseFunc
 	parent context.Context
 
-	vm *vm
+	vm      *vm
+	vmReady atomic.Bool // vm is set (stop may interrupt it)
+
+	// mu guards res and abandoned against Run, which reads res when it
+	// answers without waiting for the engine (abandonAfter); everything
+	// else runs on the VM's goroutine.
+	mu        sync.Mutex
+	abandoned bool
 
 	stopOnce sync.Once
 	stopped  chan struct{} // closed by stop
@@ -56,7 +64,6 @@ type script struct {
 	ready   []completion    // settled calls the script has not taken yet (host op next)
 
 	finished bool // the script's promise settled, or it called exit
-	memory   bool // an allocation failed: the memory limit
 	res      Result
 	outBytes int
 
@@ -106,30 +113,76 @@ func (r *Runner) Run(ctx context.Context, code string) *Result {
 		s.res.Err = err
 		return &s.res
 	}
-	defer r.release()
-
 	tctx, cancelTimeout := context.WithTimeoutCause(ctx, s.limits.Timeout, errTimeout)
-	defer cancelTimeout()
 	s.ctx, s.cancel = context.WithCancelCause(tctx)
-	defer s.cancel(nil)
-
-	s.vm, err = newVM(s.limits.Memory, s.host)
-	if err != nil {
-		s.res.Err = fmt.Errorf("codemode: starting the script's engine: %w", err)
+	ended := make(chan struct{})
+	r.tasks.Add(1)
+	go s.runVM(code, ended, cancelTimeout)
+	select {
+	case <-ended:
 		return &s.res
+	case <-s.stopped:
 	}
-	watched := make(chan struct{})
-	go s.watch(watched)
-	defer func() {
+	// A stopped engine returns at its next check of the interrupt; one
+	// busy in a native loop that does not check (they are bounded by
+	// the memory limit, see prelude.js) is left to finish on its own,
+	// still holding its turn, and the caller has its answer now.
+	grace := time.NewTimer(abandonAfter)
+	defer grace.Stop()
+	select {
+	case <-ended:
+		return &s.res
+	case <-grace.C:
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.abandoned = true
+	res := s.res.clone()
+	res.Err = s.stopReason()
+	res.Stored = nil
+	return res
+}
+
+// abandonAfter is how long Run waits, after a stop, for the engine to
+// return before it answers without it.
+const abandonAfter = 250 * time.Millisecond
+
+// runVM runs the script in a VM of its own and closes ended when the VM
+// is closed and every call has returned; then it ends the script's turn.
+func (s *script) runVM(code string, ended chan<- struct{}, cancelTimeout context.CancelFunc) {
+	defer s.r.tasks.Add(-1)
+	func() {
+		defer close(ended)
+		defer s.r.release()
+		defer cancelTimeout()
+		defer s.cancel(nil)
+		vm, err := s.r.takeVM()
+		if err == nil {
+			err = vm.bind(s.limits.Memory, s.host)
+			if err != nil {
+				vm.close()
+			}
+		}
+		if err != nil {
+			s.mu.Lock()
+			s.res.Err = fmt.Errorf("codemode: starting the script's engine: %w", err)
+			s.mu.Unlock()
+			return
+		}
+		s.vm = vm
+		s.vmReady.Store(true)
+		watched := make(chan struct{})
+		go s.watch(watched)
+		s.run(code)
 		close(s.quit)
 		s.cancel(context.Canceled)
 		s.calls.Wait()
 		<-watched
-		s.vm.close()
+		vm.close()
 		trimEngineMemory()
 	}()
-	s.run(code)
-	return &s.res
+	// The next script's VM is made now, after this one has answered.
+	s.r.makeSpare()
 }
 
 // watch stops the script when its time is up or ctx is cancelled; it
@@ -151,7 +204,9 @@ func (s *script) stop(err error) {
 		s.stopMu.Lock()
 		s.stopErr = err
 		s.stopMu.Unlock()
-		s.vm.interrupt()
+		if s.vmReady.Load() {
+			s.vm.interrupt()
+		}
 		close(s.stopped)
 		s.cancel(err)
 	})
@@ -190,43 +245,58 @@ func (s *script) run(code string) {
 	// The code goes on the wrapper's first line, so that the line numbers
 	// of errors are the script's own.
 	err := s.vm.eval("__start(async () => {" + code + "\n})")
-	for err == nil && !s.finished {
+	for err == nil && !s.isFinished() {
 		if s.pending == 0 {
-			s.res.Err = ErrNeverSettled
+			s.locked(func() { s.res.Err = ErrNeverSettled })
 			return
 		}
 		select {
 		case c := <-s.done:
-			s.pending--
-			s.record(c)
-			s.ready = append(s.ready, c)
+			s.take(c)
 			// Take every call that finished meanwhile in the same pump.
 			for more := true; more; {
 				select {
 				case c := <-s.done:
-					s.pending--
-					s.record(c)
-					s.ready = append(s.ready, c)
+					s.take(c)
 				default:
 					more = false
 				}
 			}
 			err = s.vm.pump()
 		case <-s.stopped:
-			s.fail(nil)
+			s.locked(func() { s.fail(nil) })
 			return
 		}
 	}
-	if err != nil {
-		s.fail(err)
-		return
-	}
-	if stop := s.stopReason(); stop != nil && !s.res.Exited {
-		s.res.Err = stop
-	}
-	if s.res.Err == nil && s.memory {
-		s.res.Err = s.memoryError()
-	}
+	s.locked(func() {
+		switch stop := s.stopReason(); {
+		case err != nil:
+			s.fail(err)
+		case stop != nil && !s.res.Exited:
+			s.res.Err = stop
+		}
+	})
+}
+
+// locked runs f with s.mu held.
+func (s *script) locked(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+}
+
+// isFinished reports whether the script's promise settled or it exited.
+func (s *script) isFinished() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.finished
+}
+
+// take records a finished call and queues it for the script.
+func (s *script) take(c completion) {
+	s.pending--
+	s.locked(func() { s.record(c) })
+	s.ready = append(s.ready, c)
 }
 
 // fail records why the script ended without settling: the limit or
@@ -319,6 +389,11 @@ func (s *script) output(n int) bool {
 
 // host answers the prelude (prelude.js), on the VM's goroutine.
 func (s *script) host(op string, args []string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.abandoned {
+		return "", false, errors.New("the script was stopped")
+	}
 	arg := func(i int) string {
 		if i < len(args) {
 			return args[i]
@@ -326,12 +401,15 @@ func (s *script) host(op string, args []string) (string, bool, error) {
 		return ""
 	}
 	switch op {
-	case "maxDepth":
-		return strconv.Itoa(maxValueDepth), true, nil
 	case "maxArgumentBytes":
 		return strconv.Itoa(maxArgumentBytes), true, nil
 	case "maxArgumentSize":
 		return byteSize(maxArgumentBytes), true, nil
+	case "tooLong":
+		s.stop(&LimitError{Limit: LimitMemory, Value: byteSize(s.limits.Memory),
+			What: fmt.Sprintf("it called %s on an array-like of length %s, more elements than its memory could hold (at most %d)",
+				clipName(arg(0)), clipName(arg(1)), s.limits.Memory/16)})
+		return "", false, nil
 	case "over":
 		s.output(s.limits.Output + 1)
 		return "", false, nil
