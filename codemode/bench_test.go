@@ -2,7 +2,9 @@ package codemode_test
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/toolshelf/toolshelf/codemode"
 )
@@ -13,14 +15,19 @@ import (
 // and binds; the wrapper is compiled and run and the result read.
 func BenchmarkScriptStart(b *testing.B) {
 	r, _ := newRunner(b, testRegistry(b), codemode.Limits{})
+	var took []time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		r.Quiesce()
 		b.StartTimer()
+		start := time.Now()
 		if res := r.Run(context.Background(), `return 1`); res.Err != nil {
 			b.Fatal(res.Err)
 		}
+		took = append(took, time.Since(start))
 	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
 }
 
 // BenchmarkScriptsBackToBack runs `return 1` scripts one after another

@@ -151,38 +151,46 @@ const abandonAfter = 250 * time.Millisecond
 // is closed and every call has returned; then it ends the script's turn.
 func (s *script) runVM(code string, ended chan<- struct{}, cancelTimeout context.CancelFunc) {
 	defer s.r.tasks.Add(-1)
-	func() {
-		defer close(ended)
-		defer s.r.release()
-		defer cancelTimeout()
-		defer s.cancel(nil)
-		vm, err := s.r.takeVM()
-		if err == nil {
-			err = vm.bind(s.limits.Memory, s.host)
-			if err != nil {
-				vm.close()
-			}
-		}
-		if err != nil {
-			s.mu.Lock()
-			s.res.Err = fmt.Errorf("codemode: starting the script's engine: %w", err)
-			s.mu.Unlock()
-			return
-		}
-		s.vm = vm
-		s.vmReady.Store(true)
-		watched := make(chan struct{})
-		go s.watch(watched)
-		s.run(code)
-		close(s.quit)
-		s.cancel(context.Canceled)
-		s.calls.Wait()
-		<-watched
+	vm := s.execute(code, ended, cancelTimeout)
+	// The caller has its answer: the VM is closed, its memory handed
+	// back, and the turn ended after it, so that the scripts running at
+	// once never hold more than MaxScripts VMs.
+	if vm != nil {
 		vm.close()
 		trimEngineMemory()
-	}()
+	}
+	s.r.release()
 	// The next script's VM is made now, after this one has answered.
 	s.r.makeSpare()
+}
+
+// execute runs the script in a VM of its own and closes ended when the
+// script has settled and every call has returned; it returns the VM, nil
+// when none could be started.
+func (s *script) execute(code string, ended chan<- struct{}, cancelTimeout context.CancelFunc) *vm {
+	defer close(ended)
+	defer cancelTimeout()
+	defer s.cancel(nil)
+	vm, err := s.r.takeVM()
+	if err == nil {
+		if err = vm.bind(s.limits.Memory, s.host); err != nil {
+			vm.close()
+		}
+	}
+	if err != nil {
+		s.locked(func() { s.res.Err = fmt.Errorf("codemode: starting the script's engine: %w", err) })
+		return nil
+	}
+	s.vm = vm
+	s.vmReady.Store(true)
+	watched := make(chan struct{})
+	go s.watch(watched)
+	s.run(code)
+	close(s.quit)
+	s.cancel(context.Canceled)
+	s.calls.Wait()
+	<-watched
+	return vm
 }
 
 // watch stops the script when its time is up or ctx is cancelled; it
