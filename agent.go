@@ -175,8 +175,13 @@ type Agent struct {
 	// api, model and class describe the model for the metrics records.
 	api, model, class string
 	// inner holds the calls of the turn's codemode scripts until the
-	// turn's record is written.
-	inner []codemode.Call
+	// turn's record is written, searches their searchTools calls.
+	inner    []codemode.Call
+	searches []codemode.SearchCall
+	// store holds what the conversation's scripts stored: replayed from
+	// the path the conversation resumes from, then kept up to date by the
+	// codemode tool as scripts succeed. Nil without the codemode tool.
+	store *codemode.Store
 	// failed holds the error noted for each server that failed, so that a
 	// failure is noted once (NoteServerFailed).
 	failed map[string]string
@@ -218,7 +223,8 @@ func (u *Usage) add(requests int, v llm.Usage) {
 
 // Agent starts a conversation on the shelf: new, or resumed from (or
 // forked off) a session file. A resumed conversation keeps the tools its
-// transcript declared. tool_search is declared when some tool waits on
+// transcript declared, and its codemode scripts load what the scripts
+// that succeeded on the resumed branch stored (codemode.Store). tool_search is declared when some tool waits on
 // the shelf (with Select, only when selection falls back to it). The
 // shelf hosts one conversation at a time: while one is open, Agent fails
 // with [ErrBusy]. Close the Agent to close its session and free the shelf
@@ -260,6 +266,9 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		}
 		msgs = a.session.Messages()
 	}
+	if s.codemode != nil {
+		a.store = replayStore(a.session)
+	}
 	acfg := agent.Config{
 		Model: model, Tools: s.reg, Messages: msgs, SystemPrompt: cfg.SystemPrompt,
 		Sections: llm.Sections{s.mcp.Section()}, MaxTurns: cfg.MaxTurns, MaxTokens: cfg.MaxTokens,
@@ -273,6 +282,9 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		Unavailable:    s.mcp.Unavailable,
 		BeforeToolCall: cfg.BeforeToolCall, AfterToolCall: cfg.AfterToolCall, Sequential: cfg.Sequential,
 		Now: cfg.Now,
+		// While the codemode tool is declared, codemode.mode shapes the
+		// other declarations (CodemodeConfig.Mode).
+		Declare: s.declaration,
 	}
 	if cfg.Select != nil {
 		// The head declares no tools: the selection is declared after it,
@@ -312,6 +324,24 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	}
 	ok = true
 	return a, nil
+}
+
+// replayStore returns the store of the codemode scripts of a resumed
+// conversation: the values stored by the scripts that succeeded on the
+// session's current branch, from the root to the leaf, oldest first
+// (codemode.ReplayStore) — every message entry of the path, those a
+// compaction summarized included. Without a session it is empty.
+func replayStore(s *session.Session) *codemode.Store {
+	if s == nil {
+		return codemode.NewStore()
+	}
+	var details []json.RawMessage
+	for _, e := range s.Branch() {
+		if m := e.Message; m != nil && m.Role == llm.RoleToolResult && m.ToolName == codemode.Name {
+			details = append(details, m.Details)
+		}
+	}
+	return codemode.ReplayStore(details)
 }
 
 // openSession opens the session cfg names: resumed, forked or new. A new
@@ -386,6 +416,11 @@ func (a *Agent) Run(ctx context.Context, prompt string) iter.Seq2[agent.Event, e
 			now = a.cfg.Now
 		}
 		defer a.noteFailures()
+		if a.store != nil {
+			// The scripts load what earlier ones stored, and store for
+			// later ones when they succeed.
+			ctx = codemode.WithStore(ctx, a.store)
+		}
 		for ev, err := range a.loop.Run(ctx, llm.UserText(prompt, now().UnixMilli())) {
 			if err == nil {
 				a.observe(ev)

@@ -11,6 +11,7 @@ import (
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/tokens"
+	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
 // MetricsError is a failure of the metrics log: it could not be opened or
@@ -125,7 +126,9 @@ func (m *metricsLog) uses() map[string]int {
 // for it (nothing is declared between a request and its turn's end).
 //
 // The tool calls of the answer's codemode scripts, which the tool results
-// carry (codemode.Details), are counted in the same record.
+// carry (codemode.Details), are counted in the same record (Inner), and
+// so are their searchTools calls, after them, each as a call of
+// tool_search: a search is counted as the model's tool_search calls are.
 func (a *Agent) observe(ev agent.Event) {
 	if ev.Type == agent.EventTurnEnd && ev.Message != nil && ev.Message.Usage != nil {
 		a.count(1, *ev.Message.Usage)
@@ -137,14 +140,15 @@ func (a *Agent) observe(ev agent.Event) {
 	if ev.Type == agent.EventToolEnd && ev.Call != nil && ev.Call.Name == codemode.Name && ev.Message != nil {
 		if d, ok := codemode.ReadDetails(ev.Message.Details); ok {
 			a.inner = append(a.inner, d.Calls...)
+			a.searches = append(a.searches, d.Searches...)
 		}
 		return
 	}
 	if ev.Type != agent.EventTurnEnd {
 		return
 	}
-	inner := a.inner
-	a.inner = nil
+	inner, searches := a.inner, a.searches
+	a.inner, a.searches = nil, nil
 	if ev.Message == nil || ev.Message.Usage == nil {
 		return
 	}
@@ -174,6 +178,9 @@ func (a *Agent) observe(ev agent.Event) {
 	for _, c := range inner {
 		rec.Inner = append(rec.Inner, c.Tool)
 		rec.InnerTokens += c.ResultTokens
+	}
+	for range searches {
+		rec.Inner = append(rec.Inner, toolsearch.Name)
 	}
 	a.appendRecord(rec)
 }

@@ -1,6 +1,7 @@
 package toolshelf
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/toolshelf/toolshelf/codemode"
+	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/tokens"
@@ -64,9 +66,10 @@ type Config struct {
 }
 
 // CodemodeConfig configures the codemode tool. It is registered when
-// some tool or server has codemode exposure, or when Enable says so; a
-// conversation declares it when some tool or server has codemode
-// exposure (a program or --tools +codemode can activate it otherwise).
+// some tool or server has codemode exposure, or when Enable or Mode
+// [CodemodeOnly] says so; a conversation declares it when some tool or
+// server has codemode exposure, or with CodemodeOnly (a program or
+// --tools +codemode can activate it otherwise).
 type CodemodeConfig struct {
 	// Enable registers the codemode tool even without codemode tools.
 	Enable bool
@@ -76,6 +79,37 @@ type CodemodeConfig struct {
 	// Budget bounds the tool listing of its description, in tokens; zero
 	// means [codemode.DefaultBudget].
 	Budget int
+	// Mode is how the declared tools and the codemode tool share the
+	// model's attention while the codemode tool is declared, as the
+	// reference's codemode.mode: [CodemodeOn] (the default, also "") or
+	// [CodemodeOnly].
+	Mode string
+}
+
+// The values of CodemodeConfig.Mode.
+const (
+	// CodemodeOn declares the tools as usual, but every declared tool a
+	// script can call (an active direct tool, a loaded codemode or
+	// deferred one) gets a one-line description that says how a script
+	// calls it ("Call from codemode: await tools.<identifier>({...})");
+	// the codemode tool's description lists the codemode tools.
+	CodemodeOn = "on"
+	// CodemodeOnly hides the declarations of the active direct tools,
+	// which stay callable from scripts, and the codemode tool's
+	// description lists them beside the codemode tools: the model reaches
+	// them through scripts only.
+	CodemodeOnly = "only"
+)
+
+// checkMode returns the mode CodemodeConfig.Mode names, "" meaning on.
+func checkMode(mode string) (string, error) {
+	switch mode {
+	case "", CodemodeOn:
+		return CodemodeOn, nil
+	case CodemodeOnly:
+		return CodemodeOnly, nil
+	}
+	return "", fmt.Errorf("toolshelf: CodemodeConfig.Mode is %q: use %q (the default) or %q", mode, CodemodeOn, CodemodeOnly)
 }
 
 // A Shelf holds the tools — the program's, the MCP servers', tool_search —
@@ -87,7 +121,13 @@ type Shelf struct {
 	mcp      *mcpclient.Manager
 	searcher *toolsearch.Searcher
 	codemode *codemode.Runner // nil when the codemode tool is not registered
-	metrics  *metricsLog
+	// codemodeMode is CodemodeConfig.Mode, checked: CodemodeOn or
+	// CodemodeOnly.
+	codemodeMode string
+	// servers are the configured MCP servers: the file's and the
+	// program's.
+	servers []mcpclient.ServerConfig
+	metrics *metricsLog
 	// mcpFile is Config.MCPFile made absolute, "" without one: what the
 	// shelf's sessions record.
 	mcpFile string
@@ -129,6 +169,10 @@ func checkTools(tools []tool.Tool) error {
 // conversation waits for the servers it needs.
 func New(ctx context.Context, cfg Config) (*Shelf, error) {
 	if err := checkTools(cfg.Tools); err != nil {
+		return nil, err
+	}
+	cmMode, err := checkMode(cfg.Codemode.Mode)
+	if err != nil {
 		return nil, err
 	}
 	reg := tool.NewRegistry()
@@ -174,8 +218,8 @@ func New(ctx context.Context, cfg Config) (*Shelf, error) {
 	}
 	// A search says which servers failed to connect.
 	searcher.SetNotes(m.SearchNotes)
-	s := &Shelf{reg: reg, mcp: m, searcher: searcher, mcpFile: mcpFile}
-	if cfg.Codemode.Enable || hasCodemode(reg) || len(m.CodemodeNamespaces()) > 0 {
+	s := &Shelf{reg: reg, mcp: m, searcher: searcher, mcpFile: mcpFile, codemodeMode: cmMode, servers: mcfg.Servers}
+	if cfg.Codemode.Enable || cmMode == CodemodeOnly || hasCodemode(reg) || len(m.CodemodeNamespaces()) > 0 {
 		if err := s.registerCodemode(cfg.Codemode); err != nil {
 			return nil, err
 		}
@@ -203,19 +247,39 @@ func (s *Shelf) MCPFile() string { return s.mcpFile }
 // Searcher returns the shelf's tool_search, bound to its registry.
 func (s *Shelf) Searcher() *toolsearch.Searcher { return s.searcher }
 
-// NeedsSearch reports whether some tool waits on the shelf — a registered
-// tool that tool_search loads, or an MCP server whose tools are loaded on
-// demand by configuration — so that a conversation declares tool_search.
+// NeedsSearch reports whether some tool waits on the shelf for
+// tool_search — a registered tool of deferred exposure, or an MCP server
+// whose tools are deferred by configuration (and not always loaded) — so
+// that a conversation declares tool_search. Codemode tools do not count:
+// scripts reach them, and find them with searchTools, so a shelf whose
+// tools are all codemode tools declares the codemode tool alone, as the
+// reference does.
 func (s *Shelf) NeedsSearch() bool {
-	if s.mcp.NeedsSearch() {
-		return true
+	for _, sc := range s.servers {
+		if !sc.Disabled && !sc.AlwaysLoad && slices.Contains(exposures(sc), tool.Deferred) {
+			return true
+		}
 	}
 	for _, t := range s.reg.Tools() {
-		if t.Exposure.Loadable() && !t.Reaches.All {
+		if t.Exposure == tool.Deferred && !t.Reaches.All {
 			return true
 		}
 	}
 	return false
+}
+
+// exposures returns every exposure a server's tools may have by its
+// configuration: the server's (deferred when unset), unless a "*" entry
+// overrides it for every tool, and those of its ToolExposure entries.
+func exposures(sc mcpclient.ServerConfig) []tool.Exposure {
+	var out []tool.Exposure
+	if !slices.ContainsFunc(sc.ToolExposure, func(te mcpclient.ToolExposure) bool { return te.Pattern == "*" }) {
+		out = append(out, cmp.Or(sc.Exposure, tool.Deferred))
+	}
+	for _, te := range sc.ToolExposure {
+		out = append(out, te.Exposure)
+	}
+	return out
 }
 
 // hasCodemode reports whether a registered tool has codemode exposure.
@@ -232,10 +296,24 @@ func hasCodemode(reg *tool.Registry) bool {
 // calls the shelf's tools, validated as the agent validates them, each
 // after its server connected; searchTools ranks with tool_search's index;
 // the description lists the codemode tools registered now and the
-// codemode servers of the configuration, and never changes afterwards.
+// codemode servers of the configuration (with CodemodeOnly, the direct
+// tools and servers too), and never changes afterwards.
 func (s *Shelf) registerCodemode(cfg CodemodeConfig) error {
+	only := s.codemodeMode == CodemodeOnly
+	namespaces := s.mcp.CodemodeNamespaces()
+	if only {
+		// The direct servers' tools are the scripts' too: their
+		// namespaces are listed before they connect.
+		for _, sc := range s.servers {
+			ns := tool.NamespaceName(sc.Name)
+			if !sc.Disabled && slices.Contains(exposures(sc), tool.Direct) &&
+				!slices.ContainsFunc(namespaces, func(n tool.Namespace) bool { return n.Name == ns }) {
+				namespaces = append(namespaces, tool.Namespace{Name: ns, Description: sc.Description})
+			}
+		}
+	}
 	r, err := codemode.New(codemode.Config{Registry: s.reg, Searcher: s.searcher,
-		Wait: s.mcp.WaitFor, Limits: cfg.Limits, Namespaces: s.mcp.CodemodeNamespaces(), Budget: cfg.Budget})
+		Wait: s.mcp.WaitFor, Limits: cfg.Limits, Namespaces: namespaces, Budget: cfg.Budget, ListDirect: only})
 	if err != nil {
 		return fmt.Errorf("toolshelf: %w", err)
 	}
@@ -254,9 +332,42 @@ func (s *Shelf) registerCodemode(cfg CodemodeConfig) error {
 func (s *Shelf) Codemode() *codemode.Runner { return s.codemode }
 
 // NeedsCodemode reports whether some tool or server has codemode
-// exposure, so that a conversation declares the codemode tool.
+// exposure, or the mode is [CodemodeOnly], so that a conversation
+// declares the codemode tool.
 func (s *Shelf) NeedsCodemode() bool {
-	return s.codemode != nil && (hasCodemode(s.reg) || len(s.mcp.CodemodeNamespaces()) > 0)
+	return s.codemode != nil && (s.codemodeMode == CodemodeOnly || hasCodemode(s.reg) || len(s.mcp.CodemodeNamespaces()) > 0)
+}
+
+// CodemodeMode returns the shelf's CodemodeConfig.Mode: [CodemodeOn] or
+// [CodemodeOnly].
+func (s *Shelf) CodemodeMode() string { return s.codemodeMode }
+
+// scriptCallPrefix starts the description a declared tool gets in
+// [CodemodeOn]: the sample of how a script calls it.
+const scriptCallPrefix = "Call from codemode: await tools."
+
+// declaration is how a conversation declares the active tool t. While
+// the codemode tool is declared, a tool a script can call (direct, or a
+// loaded codemode or deferred tool) gets the one-line sample of how a
+// script calls it as its description (CodemodeOn), or is not declared at
+// all when it is direct (CodemodeOnly). The answer depends on t's name,
+// exposure and definition, the mode and whether the codemode tool is
+// active, so the declarations stay byte-stable from request to request.
+func (s *Shelf) declaration(t tool.Tool) (llm.Tool, bool) {
+	d := t.Declaration()
+	if s.codemode == nil || !s.reg.IsActive(codemode.Name) {
+		return d, true
+	}
+	switch t.Exposure {
+	case tool.Direct, tool.Codemode, tool.Deferred:
+	default: // model-only (tool_search, codemode) or hidden
+		return d, true
+	}
+	if s.codemodeMode == CodemodeOnly {
+		return d, t.Exposure != tool.Direct
+	}
+	d.Description = scriptCallPrefix + codemode.Identifier(t.Name) + "({...})"
+	return d, true
 }
 
 // Close disconnects the MCP servers and closes the metrics log.

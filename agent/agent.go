@@ -51,6 +51,13 @@ type Config struct {
 	// (a two-phase selection's) then share their head, and the provider's
 	// cache serves it across conversations.
 	HeadTools func(llm.Tool) bool
+	// Declare, when set, makes the declaration of each active tool: the
+	// model sees what it returns instead of [tool.Tool.Declaration], and a
+	// tool it answers false for stays active (executable, callable from
+	// scripts) but is not declared. It must answer the same for the same
+	// tool and state, so the declarations stay byte-stable across
+	// requests. Nil declares every active tool as it is.
+	Declare func(tool.Tool) (llm.Tool, bool)
 	// Recorder, when set, receives every appended message.
 	Recorder Recorder
 	// Await, when set, runs before each call is looked up and may wait, as
@@ -315,7 +322,7 @@ func (a *Agent) continuableLocked() error {
 }
 
 // executable returns the declarations the model should have: the active
-// tools, and the tools the transcript declared whose names are pending
+// tools (as Config.Declare makes them), and the tools the transcript declared whose names are pending
 // (expected to register, as after a resume before an MCP server has
 // reconnected), which keep their declaration until they register — unless
 // that declaration fails tool.CheckDefinition: a transcript saved before
@@ -324,7 +331,11 @@ func (a *Agent) continuableLocked() error {
 func (a *Agent) executable() []llm.Tool {
 	var tools []llm.Tool
 	for _, t := range a.cfg.Tools.Active() {
-		tools = append(tools, t.Declaration())
+		if a.cfg.Declare == nil {
+			tools = append(tools, t.Declaration())
+		} else if d, ok := a.cfg.Declare(t); ok {
+			tools = append(tools, d)
+		}
 	}
 	pending := a.cfg.Tools.Pending()
 	if len(pending) == 0 {

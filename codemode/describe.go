@@ -28,7 +28,8 @@ const (
 // do, its limits, and the codemode tools with how a script calls each.
 //
 // The listing is computed once, when the Runner is made, from the
-// registered tools of codemode exposure (never from the active set) and
+// registered tools of codemode exposure (and direct, with
+// Config.ListDirect; never from the active set) and
 // the configured namespaces, so it is byte-identical however tools load
 // and servers connect or fail afterwards: the description of a discovery
 // tool stays static, as the prompt cache needs. Tools that register later
@@ -53,10 +54,10 @@ type group struct {
 	placed  []entry
 }
 
-func describe(tools []tool.Tool, extra []tool.Namespace, budget int, l Limits, count func(string) int) string {
+func describe(tools []tool.Tool, extra []tool.Namespace, direct bool, budget int, l Limits, count func(string) int) string {
 	groups := map[string]*group{}
 	for i, t := range tools {
-		if t.Exposure != tool.Codemode {
+		if t.Exposure != tool.Codemode && (!direct || t.Exposure != tool.Direct) {
 			continue
 		}
 		key, ns := "", tool.Namespace{}

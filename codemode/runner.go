@@ -42,6 +42,11 @@ type Config struct {
 	// configured with codemode exposure, whose tools register only once
 	// they connect.
 	Namespaces []tool.Namespace
+	// ListDirect lists the direct tools in the description too, beside
+	// the codemode tools: for a runtime that declares its direct tools
+	// only through the script tool (the reference's codemode.mode
+	// "only"). Deferred tools are never listed.
+	ListDirect bool
 	// Budget bounds the tool listing of the description, in o200k tokens;
 	// zero means [DefaultBudget].
 	Budget int
@@ -118,7 +123,7 @@ func New(cfg Config) (*Runner, error) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	r.desc = describe(cfg.Registry.Tools(), cfg.Namespaces, budget, r.limits, r.count)
+	r.desc = describe(cfg.Registry.Tools(), cfg.Namespaces, cfg.ListDirect, budget, r.limits, r.count)
 	return r, nil
 }
 

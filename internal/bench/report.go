@@ -49,8 +49,9 @@ type TaskResult struct {
 	Done  int `json:"done"`
 	// Failed counts steps whose tool was never called.
 	Failed int `json:"failed"`
-	// Searches counts tool_search calls; LaterQuery the steps found only
-	// by a query after the first.
+	// Searches counts tool_search calls and codemode scripts'
+	// searchTools calls; LaterQuery the steps found only by a query after
+	// the first (tool_search's).
 	Searches   int `json:"searches"`
 	LaterQuery int `json:"laterQuery"`
 
@@ -411,12 +412,12 @@ func (rep *Report) lengthRuns() []*RunResult {
 func (rep *Report) codemodeNote() string {
 	for _, r := range rep.Runs {
 		if r.Strategy == Codemode {
-			return fmt.Sprintf("codemode: the tools have codemode exposure, so every request declares tool_search and the codemode tool "+
+			return fmt.Sprintf("codemode: the tools have codemode exposure, so every request declares the codemode tool alone "+
 				"(its description lists tools within its budget); the oracle writes one script per task that searches for each step's "+
 				"tool with searchTools (the step's queries in order; found when in the top %d) and calls it, passing the previous "+
-				"result along, then answers. %s/%s: scripts %s (failed %s), tool calls in them %s (failed %s), tokens of their "+
-				"results %s, which stayed in the scripts.", toolsearch.DefaultLimit, r.Strategy, r.Class, num(r.Total.Scripts), num(r.Total.ScriptErrors),
-				num(r.Total.InnerCalls), num(r.Total.InnerFailed), num(r.Total.InnerTokens))
+				"result along, then answers. %s/%s: scripts %s (failed %s), searches in them %s, tool calls in them %s (failed %s), "+
+				"tokens of their results %s, which stayed in the scripts.", toolsearch.DefaultLimit, r.Strategy, r.Class, num(r.Total.Scripts), num(r.Total.ScriptErrors),
+				num(r.Total.Searches), num(r.Total.InnerCalls), num(r.Total.InnerFailed), num(r.Total.InnerTokens))
 		}
 	}
 	return ""

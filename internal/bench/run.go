@@ -51,8 +51,7 @@ const (
 	// turns (the task-level lock).
 	SelectLock Strategy = "select+lock"
 	// Codemode gives the profile's tools codemode exposure: the model sees
-	// tool_search and the codemode tool, whose description lists some of
-	// them, and writes one script per task that searches for each step's
+	// the codemode tool alone, whose description lists some of them, and writes one script per task that searches for each step's
 	// tool with searchTools and calls it.
 	Codemode Strategy = "codemode"
 )
@@ -104,16 +103,6 @@ func targetFor(class llm.ToolSupport) (target, error) {
 // DefaultLoad is how many matches a search loads unless a run says
 // otherwise: tool_search's own default.
 var DefaultLoad = toolsearch.DefaultLoad
-
-// benchLimits are the codemode strategy's script limits: the defaults but
-// for memory, raised out of reach. The runs execute in parallel and the
-// memory guard samples the whole process's heap, which the other runs grow
-// (the corpus's full requests are megabytes), so the default limit could
-// stop one of the oracle's scripts by what the rest of the benchmark does,
-// and the figures would change from run to run. (The codemode tool's
-// description states the limit: 2 tokens more than the default's.)
-// The limits themselves are tested in package codemode.
-var benchLimits = codemode.Limits{Memory: 1 << 40}
 
 // Config configures a benchmark run.
 type Config struct {
@@ -350,8 +339,9 @@ func (r *runner) setup(ctx context.Context) error {
 	if r.strategy == Reference {
 		mode, load = search.ModePI, toolsearch.ReferenceLoad
 	}
-	shelf, err := toolshelf.New(ctx, toolshelf.Config{Tools: tools, Ranker: mode, Load: &load,
-		Codemode: toolshelf.CodemodeConfig{Limits: benchLimits}})
+	// Codemode runs with the default limits: each script's memory cap is
+	// its own VM's, whatever the parallel runs do.
+	shelf, err := toolshelf.New(ctx, toolshelf.Config{Tools: tools, Ranker: mode, Load: &load})
 	if err != nil {
 		return err
 	}
@@ -598,7 +588,10 @@ func (r *runner) measure(tr *TaskResult, p *plan, msgs []llm.Message, records []
 // calls returns the tools a task's transcript called, in order: the
 // model's calls, each codemode call replaced by the calls its script made
 // (read from the result's details), which it counts into tr with their
-// result tokens and failures; it counts the removals too.
+// result tokens and failures; a script's searchTools calls count in
+// tr.Searches as tool_search calls do (the details keep them apart from
+// the calls, so they are not in the order and LaterQuery does not see
+// them); it counts the removals too.
 func (r *runner) calls(tr *TaskResult, msgs []llm.Message) []string {
 	scripts := map[string]codemode.Details{} // tool call id → the script's calls
 	for _, m := range msgs {
@@ -626,6 +619,7 @@ func (r *runner) calls(tr *TaskResult, msgs []llm.Message) []string {
 			if d.Error != "" {
 				tr.ScriptErrors++
 			}
+			tr.Searches += len(d.Searches)
 			for _, ic := range d.Calls {
 				out = append(out, ic.Tool)
 				tr.InnerCalls++

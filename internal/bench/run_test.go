@@ -208,8 +208,11 @@ func TestCodemodeRunsOneScriptPerTask(t *testing.T) {
 		t.Errorf("codemode: %d inner calls (%d failed, %d result tokens) for %d steps, %d failed steps",
 			cm.Total.InnerCalls, cm.Total.InnerFailed, cm.Total.InnerTokens, cm.Total.Steps, cm.Total.Failed)
 	}
-	if cm.Total.Searches != 0 || cm.Total.Loaded != 0 {
-		t.Errorf("codemode: %d tool_search calls, %d tools loaded, want none", cm.Total.Searches, cm.Total.Loaded)
+	// Each step's tool is searched for (searchTools) before it is
+	// called: the scripts' searches count as tool_search calls do, and
+	// nothing is loaded.
+	if cm.Total.Searches < cm.Total.Steps || cm.Total.Loaded != 0 {
+		t.Errorf("codemode: %d searches for %d steps, %d tools loaded, want a search a step at least and none loaded", cm.Total.Searches, cm.Total.Steps, cm.Total.Loaded)
 	}
 	cmMulti, sMulti := cm.ByLength(true), s.ByLength(true)
 	cmOne, sOne := cm.ByLength(false), s.ByLength(false)
@@ -228,7 +231,7 @@ func TestCodemodeRunsOneScriptPerTask(t *testing.T) {
 	}
 	// The notes are wrapped: compare with single spaces.
 	if flat := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(flat, "By task length") ||
-		!strings.Contains(flat, fmt.Sprintf("scripts %d (failed 0), tool calls in them %d (failed 0)", cm.Ran, cm.Total.Steps)) {
+		!strings.Contains(flat, fmt.Sprintf("scripts %d (failed 0), searches in them %d, tool calls in them %d (failed 0)", cm.Ran, cm.Total.Searches, cm.Total.Steps)) {
 		t.Errorf("the table lacks the codemode figures:\n%s", b.String())
 	}
 	var md strings.Builder

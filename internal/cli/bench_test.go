@@ -174,8 +174,9 @@ func TestEmulateCommand(t *testing.T) {
 }
 
 // TestBenchSearchAndCodemode: bench --strategies search,codemode runs and
-// prints codemode's rows, the table by task length and codemode's part of
-// the summary.
+// prints codemode's rows, the table by task length, the scripts' searches
+// (a search a step: each step's first query finds its tool) and codemode's
+// part of the summary.
 func TestBenchSearchAndCodemode(t *testing.T) {
 	t.Parallel()
 	tasks := filepath.Join(t.TempDir(), "tasks.jsonl")
@@ -195,7 +196,7 @@ func TestBenchSearchAndCodemode(t *testing.T) {
 	}
 	// The notes are wrapped: compare with single spaces.
 	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "By task length") ||
-		!strings.Contains(flat, "codemode/changes: scripts 1 (failed 0), tool calls in them 2 (failed 0)") {
+		!strings.Contains(flat, "codemode/changes: scripts 1 (failed 0), searches in them 2, tool calls in them 2 (failed 0)") {
 		t.Errorf("bench --strategies search,codemode:\n%s", out)
 	}
 }

@@ -163,6 +163,30 @@ func TestCodemodeByToolsFlag(t *testing.T) {
 	}
 }
 
+// TestCodemodeModeFlag: --codemode-mode only declares the codemode tool
+// without codemode servers, and a script runs; another value is a usage
+// error.
+func TestCodemodeModeFlag(t *testing.T) {
+	t.Parallel()
+	script := writeScript(t, codemodeReply(`return "from a script"`), map[string]any{"text": "ok"})
+	exit, out, errOut := runAgent(t, agentRunOpts{}, "--no-session", "--script", script, "--codemode-mode", "only", "--json", "go")
+	if exit != 0 {
+		t.Fatalf("exit %d: %s", exit, errOut)
+	}
+	var result *llm.Message
+	for _, e := range parseEvents(t, out) {
+		if e.Type == "tool_end" && e.Call.Name == codemode.Name {
+			result = e.Message
+		}
+	}
+	if result == nil || result.IsError || llm.ContentText(result.Content, "") != "from a script" {
+		t.Errorf("the script's result: %+v", result)
+	}
+	if exit, _, errOut := runAgent(t, agentRunOpts{}, "--no-session", "--script", script, "--codemode-mode", "off", "go"); exit != 2 || !strings.Contains(errOut, `--codemode-mode "off": use on or only`) {
+		t.Errorf("--codemode-mode off: exit %d: %s", exit, errOut)
+	}
+}
+
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)

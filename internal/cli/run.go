@@ -48,6 +48,7 @@ type agentFlags struct {
 	firstWait                  time.Duration
 	metrics                    string
 	script                     string
+	codemodeMode               string
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -70,6 +71,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "output tokens per answer at most (default: the provider's)")
 	fl.DurationVar(&f.firstWait, "mcp-wait", 10*time.Second, "how long the first prompt waits for MCP servers whose tools are declared up front")
 	fl.StringVar(&f.script, "script", "", "with --provider emulator: a JSON Lines file of replies to play in order instead of the stand-in model (as emulate --script)")
+	fl.StringVar(&f.codemodeMode, "codemode-mode", toolshelf.CodemodeOn, "while the codemode tool is declared: on (the declared tools scripts can call are described by how a script calls them) or only (direct tools are not declared: scripts reach them, and the codemode tool lists them)")
 	fl.StringVar(&f.metrics, "metrics", "", "append a token record per model request to this JSON Lines file, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl; read it with toolshelf stats)")
 }
 
@@ -108,6 +110,8 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		return nil, usagef("--resume and --no-session cannot be used together")
 	case f.fork && f.resume == "":
 		return nil, usagef("--fork needs --resume")
+	case f.codemodeMode != toolshelf.CodemodeOn && f.codemodeMode != toolshelf.CodemodeOnly:
+		return nil, usagef("--codemode-mode %q: use %s or %s", f.codemodeMode, toolshelf.CodemodeOn, toolshelf.CodemodeOnly)
 	}
 	r := &agentRun{e: e, flags: f, out: &eventWriter{w: e.stdout, errw: e.stderr, asJSON: f.asJSON}}
 	ok := false
@@ -140,7 +144,8 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		ClientName: "toolshelf", ClientVersion: version(),
 		// --tools +codemode declares the codemode tool without codemode
 		// servers: it must be registered for the pattern to find it.
-		Codemode: toolshelf.CodemodeConfig{Enable: activates(f.tools, codemode.Name)},
+		// --codemode-mode only declares it too.
+		Codemode: toolshelf.CodemodeConfig{Enable: activates(f.tools, codemode.Name), Mode: f.codemodeMode},
 	}
 	if !f.asJSON {
 		// Long calls show how far they are; --json output stays events.
