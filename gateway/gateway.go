@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,6 +63,14 @@ type Config struct {
 	// Limits bound each script of the codemode surface's code tool; zero
 	// fields take [codemode.DefaultLimits].
 	Limits codemode.Limits
+	// MaxScripts bounds the scripts that run at once, over every client;
+	// zero means [codemode.DefaultMaxScripts]. A script past it waits for
+	// a turn for at most QueueWait (zero means
+	// [codemode.DefaultQueueWait]), then is refused with an error result
+	// that says so ([codemode.ErrBusy]).
+	MaxScripts int
+	// QueueWait bounds a script's wait for a turn; see MaxScripts.
+	QueueWait time.Duration
 }
 
 // Gateway serves a shelf to MCP clients. Make one with [New]; it is safe
@@ -88,7 +97,8 @@ type Gateway struct {
 // New returns a gateway over a shelf. Every upstream tool the shelf holds
 // is reachable (hidden ones are denied); the shelf should keep them all on
 // the shelf (deferred), as [ShelfConfig] makes it, so that one index serves
-// every search. It fails only when cfg.Limits is invalid.
+// every search. It fails only when cfg.Limits, cfg.MaxScripts or
+// cfg.QueueWait is invalid (negative).
 func New(shelf *toolshelf.Shelf, cfg Config) (*Gateway, error) {
 	if cfg.Name == "" {
 		cfg.Name = "toolshelf"
@@ -104,7 +114,7 @@ func New(shelf *toolshelf.Shelf, cfg Config) (*Gateway, error) {
 	// before any connects, so it is the same bytes for the life of the
 	// process; their tools are found with searchTools or tool_search.
 	r, err := codemode.New(codemode.Config{Registry: g.reg, Searcher: g.searcher, Validator: &g.validator,
-		Wait: g.mcp.WaitFor, Limits: cfg.Limits, Namespaces: g.mcp.Namespaces()})
+		Wait: g.mcp.WaitFor, Limits: cfg.Limits, Namespaces: g.mcp.Namespaces(), MaxScripts: cfg.MaxScripts, QueueWait: cfg.QueueWait})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
