@@ -157,6 +157,9 @@ func (g *Gateway) Server(s Surface) *mcp.Server {
 		g.meta = g.newMeta()
 		g.direct = g.newDirect()
 		g.codemode = g.newCodemode()
+		for _, srv := range []*mcp.Server{g.meta, g.direct.srv, g.codemode} {
+			srv.AddReceivingMiddleware(bound)
+		}
 	})
 	switch s {
 	case Direct:

@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"context"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +13,51 @@ import (
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/gateway"
 	"github.com/toolshelf/toolshelf/mcpclient"
+	"github.com/toolshelf/toolshelf/mcpclient/mcptest"
 )
+
+// protocolVersions are the MCP versions the SDK's clients speak: the last
+// that initializes a session, and the first without sessions.
+var protocolVersions = []string{"2025-11-25", "2026-07-28"}
+
+// gate is an upstream server whose started tool reports each call on the
+// channel it returns (which holds up to 1,024 reports): a script that
+// begins with await tools.mcp__gate__started({}) says it is running.
+func gate() (*mcp.Server, <-chan struct{}) {
+	started := make(chan struct{}, 1024)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gate", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "started", Description: "Report that the script started.", InputSchema: mcptest.ObjectSchema()},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
+	return srv, started
+}
+
+// stdio returns the two ends of a stdio connection over OS pipes, and
+// hangUp, which closes the client's end as a client process that exits
+// does.
+func stdio(t *testing.T) (server, client mcp.Transport, hangUp func()) {
+	t.Helper()
+	cr, sw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, cw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, f := range []*os.File{cr, sw, sr, cw} {
+			f.Close()
+		}
+	})
+	return &mcp.IOTransport{Reader: sr, Writer: sw}, &mcp.IOTransport{Reader: cr, Writer: cw},
+		func() { cr.Close(); cw.Close() }
+}
 
 // TestCodemodeBusyIsRefusedWithErrBusy: past MaxScripts a script waits for
 // a turn, and once QueueWait has passed it is refused with an error result
@@ -38,5 +84,64 @@ func TestCodemodeBusyIsRefusedWithErrBusy(t *testing.T) {
 	<-returned
 	if text, isErr := code(t, other, `return "ran";`); isErr || text != "ran" {
 		t.Errorf("a script once the turn was free: %q (error %v)", text, isErr)
+	}
+}
+
+// TestCodemodeDisconnectStopsTheScript: a client that disconnects while
+// its script runs (a loop that never yields) stops the script at once, for
+// both protocol versions, over stdio and over HTTP. The script holds the
+// only turn (MaxScripts 1), so another client's script runs as soon as it
+// has stopped; before, over HTTP, it ran to its 30 s time limit.
+func TestCodemodeDisconnectStopsTheScript(t *testing.T) {
+	for _, over := range []string{"stdio", "http"} {
+		for _, version := range protocolVersions {
+			t.Run(over+"/"+version, func(t *testing.T) {
+				up, started := gate()
+				g := newGatewayWith(t, gateway.Config{MaxScripts: 1, QueueWait: 5 * time.Second},
+					mcpclient.ServerConfig{Name: "gate", Server: up})
+				var ct mcp.Transport
+				var hangUp func()
+				switch over {
+				case "stdio":
+					var st mcp.Transport
+					st, ct, hangUp = stdio(t)
+					ss, err := g.Server(gateway.Codemode).Connect(t.Context(), st, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { ss.Close() })
+				case "http":
+					hs := httptest.NewServer(g.Handler(gateway.HTTPConfig{}))
+					t.Cleanup(hs.Close)
+					ct = &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp/codemode"}
+					hangUp = hs.CloseClientConnections
+				}
+				c := mcp.NewClient(&mcp.Implementation{Name: "leaving", Version: "1"}, nil)
+				cs, err := c.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := cs.InitializeResult().ProtocolVersion; got != version {
+					t.Fatalf("the client speaks %s, want %s", got, version)
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				go cs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.CodeName,
+					Arguments: map[string]any{"code": `await tools.mcp__gate__started({}); while (true) {}`}})
+				next := connect(t, g, gateway.Codemode)
+				<-started
+				begin := time.Now()
+				hangUp()
+				text, isErr := code(t, next, `return "next";`)
+				stopped := time.Since(begin)
+				if isErr || text != "next" {
+					t.Fatalf("the next script after the client left: %q (error %v): the script still held the turn", text, isErr)
+				}
+				t.Logf("%s %s: the script stopped and the next ran %v after the client disconnected", over, version, stopped)
+				if stopped > time.Second {
+					t.Errorf("the script stopped %v after the client disconnected, want within 1 s", stopped)
+				}
+			})
+		}
 	}
 }
