@@ -216,7 +216,7 @@ func (g *Gateway) dispatch(ctx context.Context, s Surface, name string, args jso
 	default:
 		return errorResult(fmt.Sprintf("Tool %s failed: %v", name, err)), nil
 	}
-	g.record(s, name)
+	g.record(s, name, nil, nil)
 	return convert(res), nil
 }
 

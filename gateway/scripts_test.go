@@ -4,16 +4,19 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolshelf/toolshelf"
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/gateway"
 	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/mcpclient/mcptest"
+	"github.com/toolshelf/toolshelf/tokens"
 )
 
 // protocolVersions are the MCP versions the SDK's clients speak: the last
@@ -143,5 +146,91 @@ func TestCodemodeDisconnectStopsTheScript(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// connectSession is connect that also returns the server's end, whose
+// Wait returns once the session's handlers have all returned.
+func connectSession(t *testing.T, g *gateway.Gateway, s gateway.Surface) (*mcp.ClientSession, *mcp.ServerSession) {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := g.Server(s).Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, ss
+}
+
+// records returns the records of a metrics log.
+func records(t *testing.T, log string) []tokens.Record {
+	t.Helper()
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, bad, err := tokens.ReadLog(f)
+	if err != nil || len(bad) > 0 {
+		t.Fatal(err, bad)
+	}
+	return recs
+}
+
+// TestCodemodeScriptsAreRecorded: every script leaves a metrics record
+// naming its calls: one that failed, one the client cancelled (before, a
+// cancelled script left none), and one that searched, whose searchTools
+// calls count as tool_search, as the surface's own searches do.
+func TestCodemodeScriptsAreRecorded(t *testing.T) {
+	log := t.TempDir() + "/metrics.jsonl"
+	srv, started, cancelled := blocking()
+	servers, _ := gateway.ShelfConfig([]mcpclient.ServerConfig{{Name: "notes", Server: mcptest.NewServer("notes", "")}, {Name: "slow", Server: srv}})
+	shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Servers: servers, Metrics: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shelf.Close() })
+	g, err := gateway.New(shelf, gateway.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	cs, ss := connectSession(t, g, gateway.Codemode)
+	if text, isErr := code(t, cs, `await tools.mcp__notes__echo({text: "1"}); throw new Error("boom");`); !isErr || !strings.Contains(text, "boom") {
+		t.Errorf("the failing script: %q (error %v)", text, isErr)
+	}
+	if text, isErr := code(t, cs, `const a = await searchTools("echo the text"); const b = await searchTools("process id");
+return a.length > 0 && b.length > 0;`); isErr || text != "true" {
+		t.Errorf("the searching script: %q (error %v)", text, isErr)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	returned := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.CodeName,
+			Arguments: map[string]any{"code": `await tools.mcp__notes__echo({text: "2"}); await tools.mcp__slow__block({});`}})
+		returned <- err
+	}()
+	<-started
+	cancel()
+	<-cancelled
+	<-returned
+	cs.Close()
+	ss.Wait() // the cancelled script's handler has returned
+	var got []string
+	for _, r := range records(t, log) {
+		got = append(got, r.Strategy+":"+strings.Join(r.Called, ",")+strings.Join(append([]string{""}, r.Inner...), " "))
+		if r.ToolTokens == 0 || !slices.Equal(r.Declared, []string{"tool_search", "code"}) {
+			t.Errorf("a codemode record declares %v (%d tokens), want tool_search and code", r.Declared, r.ToolTokens)
+		}
+	}
+	want := []string{"gateway-codemode:code mcp__notes__echo", "gateway-codemode:code tool_search tool_search",
+		"gateway-codemode:code mcp__notes__echo mcp__slow__block"}
+	if !slices.Equal(got, want) {
+		t.Errorf("records %q, want %q", got, want)
 	}
 }
