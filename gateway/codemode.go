@@ -57,7 +57,9 @@ func (g *Gateway) newCodemode() *mcp.Server {
 // that failed is an error result that says why, as is a panic of the
 // runner. The request's context is the script's: a client that cancels
 // the request or disconnects stops the script and its calls. Every script
-// that ran, failed or was stopped leaves a metrics record.
+// that ran, failed or was stopped leaves a metrics record. The values a
+// script stores (store) are its session's: the session's later scripts
+// load them (see sessionStores).
 func (g *Gateway) code(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := orEmpty(req.Params.Arguments)
 	var a struct {
@@ -74,6 +76,9 @@ func (g *Gateway) code(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if err := g.await(ctx, g.script.Reaches.For(args)); err != nil {
 		g.record(Codemode, CodeName, nil, nil)
 		return nil, err
+	}
+	if st := g.stores.of(ctx, req.Session); st != nil {
+		ctx = codemode.WithStore(ctx, st)
 	}
 	res, panicked := g.run(ctx, *a.Code)
 	if panicked != nil {

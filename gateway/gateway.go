@@ -74,7 +74,9 @@ type Config struct {
 }
 
 // Gateway serves a shelf to MCP clients. Make one with [New]; it is safe
-// for concurrent use and keeps no state per client.
+// for concurrent use and keeps no state per client but the values the
+// scripts of a connected (stdio) session store, for at most 1,024
+// sessions at once and dropped when the session ends.
 type Gateway struct {
 	shelf     *toolshelf.Shelf
 	reg       *tool.Registry
@@ -87,6 +89,8 @@ type Gateway struct {
 	// whose handler and reach the code tool uses.
 	runner *codemode.Runner
 	script tool.Tool
+	// stores holds each client session's stored values (store/load).
+	stores *sessionStores
 
 	once     sync.Once
 	meta     *mcp.Server
@@ -118,7 +122,7 @@ func New(shelf *toolshelf.Shelf, cfg Config) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g.runner, g.script = r, r.Tool()
+	g.runner, g.script, g.stores = r, r.Tool(), newSessionStores()
 	return g, nil
 }
 

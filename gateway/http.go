@@ -71,6 +71,13 @@ func carry(h http.Handler) http.Handler {
 	})
 }
 
+// overHTTP reports whether ctx is a request's that arrived over the HTTP
+// handler, which keeps no session.
+func overHTTP(ctx context.Context) bool {
+	_, ok := ctx.Value(httpRequestKey{}).(context.Context)
+	return ok
+}
+
 // bound is every surface's receiving middleware: a request that arrived
 // over HTTP ends when its HTTP request does. The handler is stateless, so
 // the HTTP request is the only way back to the client: once it ends (the

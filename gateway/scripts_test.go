@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -233,4 +234,80 @@ return a.length > 0 && b.length > 0;`); isErr || text != "true" {
 	if !slices.Equal(got, want) {
 		t.Errorf("records %q, want %q", got, want)
 	}
+}
+
+// TestCodemodeStoreIsPerSession: the values a session's script stores are
+// what that session's later scripts load, not another session's; a
+// script that fails stores nothing; a session's store is dropped when the
+// session ends, and past the bound the store used longest ago is dropped.
+// Over HTTP, which keeps no session, a value lives for its one script.
+func TestCodemodeStoreIsPerSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGateway(t, mcpclient.ServerConfig{Name: "notes", Server: mcptest.NewServer("notes", "")})
+		a, b := connect(t, g, gateway.Codemode), connect(t, g, gateway.Codemode)
+		for _, step := range []struct {
+			cs           *mcp.ClientSession
+			script, want string
+		}{
+			{a, `store("k", {n: 1}); return "stored";`, "stored"},
+			{a, `return load("k").n;`, "1"},
+			{b, `return load("k") === undefined;`, "true"},
+			{b, `store("k", "b's"); return "stored";`, "stored"},
+			{a, `return load("k").n;`, "1"},
+			{b, `return load("k");`, "b's"},
+		} {
+			if text, isErr := code(t, step.cs, step.script); isErr || text != step.want {
+				t.Errorf("%s: %q (error %v), want %q", step.script, text, isErr, step.want)
+			}
+		}
+		if text, isErr := code(t, a, `store("k", 2); throw new Error("no");`); !isErr || !strings.Contains(text, "no") {
+			t.Errorf("the failing script: %q (error %v)", text, isErr)
+		}
+		if text, _ := code(t, a, `return load("k").n;`); text != "1" {
+			t.Errorf("after a failing script stored 2: %q, want the value before", text)
+		}
+		if n := gateway.SessionStores(g); n != 2 {
+			t.Errorf("%d stores held for two sessions", n)
+		}
+		a.Close()
+		synctest.Wait() // the session has ended
+		if n := gateway.SessionStores(g); n != 1 {
+			t.Errorf("%d stores held once one of two sessions ended, want 1", n)
+		}
+		gateway.SetMaxSessionStores(g, 2)
+		c, d := connect(t, g, gateway.Codemode), connect(t, g, gateway.Codemode)
+		code(t, c, `store("k", "c's"); return "";`)
+		code(t, d, `return "";`) // b's store, used longest ago, is dropped
+		if n := gateway.SessionStores(g); n != 2 {
+			t.Errorf("%d stores held past the bound of 2", n)
+		}
+		if text, _ := code(t, c, `return load("k");`); text != "c's" {
+			t.Errorf("a session held within the bound: %q, want its value", text)
+		}
+		if text, _ := code(t, b, `return load("k") === undefined;`); text != "true" {
+			t.Errorf("the dropped session's value: %q, want none", text)
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		g := newGateway(t, mcpclient.ServerConfig{Name: "notes", Server: mcptest.NewServer("notes", "")})
+		hs := httptest.NewServer(g.Handler(gateway.HTTPConfig{}))
+		t.Cleanup(hs.Close)
+		for _, version := range protocolVersions {
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "1"}, nil).Connect(t.Context(),
+				&mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp/codemode"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if text, isErr := code(t, cs, `store("k", 1); return load("k");`); isErr || text != "1" {
+				t.Errorf("%s: a value within its script: %q (error %v)", version, text, isErr)
+			}
+			if text, _ := code(t, cs, `return load("k") === undefined;`); text != "true" {
+				t.Errorf("%s: a value in the next script over HTTP: %q, want none", version, text)
+			}
+		}
+		if n := gateway.SessionStores(g); n != 0 {
+			t.Errorf("%d stores held for HTTP requests, want none", n)
+		}
+	})
 }
