@@ -194,14 +194,29 @@ func (s *script) execute(code string, ended chan<- struct{}, cancelTimeout conte
 }
 
 // watch stops the script when its time is up or ctx is cancelled; it
-// returns when the run ends.
+// returns when the run ends. Once the script is stopped it interrupts
+// the engine again every 10 ms: each call into the engine from Go clears
+// a pending interrupt (modernc.org/quickjs's VM.enter), so a stop that
+// landed between two calls (a tool call's result arriving, then the pump)
+// would be lost, and the script would run on past every limit.
 func (s *script) watch(done chan<- struct{}) {
 	defer close(done)
 	select {
 	case <-s.quit:
+		return
 	case <-s.stopped:
 	case <-s.ctx.Done():
 		s.stop(s.ctxErr())
+	}
+	again := time.NewTicker(10 * time.Millisecond)
+	defer again.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-again.C:
+			s.vm.interrupt()
+		}
 	}
 }
 

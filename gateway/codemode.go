@@ -3,8 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"runtime/debug"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -54,28 +55,52 @@ func (g *Gateway) newCodemode() *mcp.Server {
 // (those its code names, every one when it searches or describes), runs
 // it under the limits and returns what it logged and returned; a script
 // that failed is an error result that says why, as is a panic of the
-// runner (tool.Run). The request's context is
-// the script's: a client that cancels the request stops the script and
-// its calls.
+// runner. The request's context is the script's: a client that cancels
+// the request or disconnects stops the script and its calls. Every script
+// that ran, failed or was stopped leaves a metrics record. The values a
+// script stores (store) are its session's: the session's later scripts
+// load them (see sessionStores).
 func (g *Gateway) code(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := orEmpty(req.Params.Arguments)
+	var a struct {
+		Code *string `json:"code"`
+	}
+	if json.Unmarshal(args, &a) != nil || a.Code == nil || strings.TrimSpace(*a.Code) == "" {
+		// No script to run: the codemode tool says what to send.
+		res, err := tool.Run(ctx, g.script, args)
+		if err != nil {
+			return nil, err
+		}
+		return convert(res), nil
+	}
 	if err := g.await(ctx, g.script.Reaches.For(args)); err != nil {
+		g.record(Codemode, CodeName, nil, nil)
 		return nil, err
 	}
-	res, err := tool.Run(ctx, g.script, args)
-	var panicked *tool.PanicError
-	switch {
-	case errors.As(err, &panicked):
+	if st := g.stores.of(ctx, req.Session); st != nil {
+		ctx = codemode.WithStore(ctx, st)
+	}
+	res, panicked := g.run(ctx, *a.Code)
+	if panicked != nil {
+		g.record(Codemode, CodeName, nil, nil)
 		g.cfg.Logger.Error("tool panicked", "tool", CodeName, "panic", panicked.Value, "stack", string(panicked.Stack))
 		return errorResult(fmt.Sprintf("Tool %s failed: it panicked: %v", CodeName, panicked.Value)), nil
-	case err != nil && ctx.Err() != nil:
-		return nil, ctx.Err()
-	case err != nil:
-		return nil, err
 	}
-	d, _ := res.Details.(codemode.Details)
-	g.record(Codemode, CodeName, d.Calls...)
-	return convert(res), nil
+	g.record(Codemode, CodeName, res.Calls, res.Searches)
+	if ctx.Err() != nil && res.Err != nil {
+		return nil, ctx.Err()
+	}
+	return convert(g.runner.Result(ctx, res)), nil
+}
+
+// run runs a script, a panic of the runner caught.
+func (g *Gateway) run(ctx context.Context, code string) (res *codemode.Result, panicked *tool.PanicError) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, panicked = nil, &tool.PanicError{Tool: CodeName, Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return g.runner.Run(ctx, code), nil
 }
 
 // await waits for the servers still connecting that provide what reach

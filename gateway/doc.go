@@ -23,11 +23,15 @@
 //     what the script logs and returns goes back to the client. Its
 //     description lists the configured servers, known before any
 //     connects; a script waits for the servers its code names (all of them
-//     when it searches), and the client's cancellation stops it.
+//     when it searches), and the client's cancellation or disconnection
+//     stops it. The values a script stores (store) are its client
+//     session's, which its later scripts load; over HTTP, which keeps no
+//     session, they last for the one script.
 //
-// The surfaces keep no state per client: the index is built once for all
-// clients and kept in step with upstream list changes and reconnects, so
-// any number of replicas behind a load balancer answer any request. Over
+// Beyond those stored values, the surfaces keep no state per client: the
+// index is built once for all clients and kept in step with upstream list
+// changes and reconnects, so any number of replicas behind a load
+// balancer answer any request. Over
 // HTTP the gateway is a stateless streamable HTTP handler that serves both
 // protocol generations (2025-11-25 clients that initialize, and 2026-07-28
 // clients without sessions). Tools hidden by the servers file

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,10 +63,20 @@ type Config struct {
 	// Limits bound each script of the codemode surface's code tool; zero
 	// fields take [codemode.DefaultLimits].
 	Limits codemode.Limits
+	// MaxScripts bounds the scripts that run at once, over every client;
+	// zero means [codemode.DefaultMaxScripts]. A script past it waits for
+	// a turn for at most QueueWait (zero means
+	// [codemode.DefaultQueueWait]), then is refused with an error result
+	// that says so ([codemode.ErrBusy]).
+	MaxScripts int
+	// QueueWait bounds a script's wait for a turn; see MaxScripts.
+	QueueWait time.Duration
 }
 
 // Gateway serves a shelf to MCP clients. Make one with [New]; it is safe
-// for concurrent use and keeps no state per client.
+// for concurrent use and keeps no state per client but the values the
+// scripts of a connected (stdio) session store, for at most 1,024
+// sessions at once and dropped when the session ends.
 type Gateway struct {
 	shelf     *toolshelf.Shelf
 	reg       *tool.Registry
@@ -78,6 +89,8 @@ type Gateway struct {
 	// whose handler and reach the code tool uses.
 	runner *codemode.Runner
 	script tool.Tool
+	// stores holds each client session's stored values (store/load).
+	stores *sessionStores
 
 	once     sync.Once
 	meta     *mcp.Server
@@ -88,7 +101,8 @@ type Gateway struct {
 // New returns a gateway over a shelf. Every upstream tool the shelf holds
 // is reachable (hidden ones are denied); the shelf should keep them all on
 // the shelf (deferred), as [ShelfConfig] makes it, so that one index serves
-// every search. It fails only when cfg.Limits is invalid.
+// every search. It fails only when cfg.Limits, cfg.MaxScripts or
+// cfg.QueueWait is invalid (negative).
 func New(shelf *toolshelf.Shelf, cfg Config) (*Gateway, error) {
 	if cfg.Name == "" {
 		cfg.Name = "toolshelf"
@@ -104,11 +118,11 @@ func New(shelf *toolshelf.Shelf, cfg Config) (*Gateway, error) {
 	// before any connects, so it is the same bytes for the life of the
 	// process; their tools are found with searchTools or tool_search.
 	r, err := codemode.New(codemode.Config{Registry: g.reg, Searcher: g.searcher, Validator: &g.validator,
-		Wait: g.mcp.WaitFor, Limits: cfg.Limits, Namespaces: g.mcp.Namespaces()})
+		Wait: g.mcp.WaitFor, Limits: cfg.Limits, Namespaces: g.mcp.Namespaces(), MaxScripts: cfg.MaxScripts, QueueWait: cfg.QueueWait})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g.runner, g.script = r, r.Tool()
+	g.runner, g.script, g.stores = r, r.Tool(), newSessionStores()
 	return g, nil
 }
 
@@ -147,6 +161,9 @@ func (g *Gateway) Server(s Surface) *mcp.Server {
 		g.meta = g.newMeta()
 		g.direct = g.newDirect()
 		g.codemode = g.newCodemode()
+		for _, srv := range []*mcp.Server{g.meta, g.direct.srv, g.codemode} {
+			srv.AddReceivingMiddleware(bound)
+		}
 	})
 	switch s {
 	case Direct:
@@ -203,7 +220,7 @@ func (g *Gateway) dispatch(ctx context.Context, s Surface, name string, args jso
 	default:
 		return errorResult(fmt.Sprintf("Tool %s failed: %v", name, err)), nil
 	}
-	g.record(s, name)
+	g.record(s, name, nil, nil)
 	return convert(res), nil
 }
 

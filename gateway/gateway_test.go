@@ -24,13 +24,21 @@ import (
 // shelf configuration serve uses.
 func newGateway(t *testing.T, servers ...mcpclient.ServerConfig) *gateway.Gateway {
 	t.Helper()
+	return newGatewayWith(t, gateway.Config{}, servers...)
+}
+
+// newGatewayWith is newGateway with a configuration (whose AlwaysLoad
+// the servers set).
+func newGatewayWith(t *testing.T, gc gateway.Config, servers ...mcpclient.ServerConfig) *gateway.Gateway {
+	t.Helper()
 	cfg, always := gateway.ShelfConfig(servers)
 	shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Servers: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { shelf.Close() })
-	g, err := gateway.New(shelf, gateway.Config{AlwaysLoad: always})
+	gc.AlwaysLoad = always
+	g, err := gateway.New(shelf, gc)
 	if err != nil {
 		t.Fatal(err)
 	}

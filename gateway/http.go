@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/subtle"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -23,14 +24,16 @@ type HTTPConfig struct {
 // the codemode surface at /mcp/codemode.
 // No request depends on an earlier one, so replicas behind a load
 // balancer can answer any request; clients of both protocol generations
-// are served (those that initialize get no session to keep). The SDK's
-// protection against DNS rebinding applies on loopback addresses.
+// are served (those that initialize get no session to keep). A request
+// ends with the HTTP request that carries it: a client that disconnects
+// stops its script or call. The SDK's protection against
+// DNS rebinding applies on loopback addresses.
 func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 	opts := &mcp.StreamableHTTPOptions{Stateless: true}
 	mux := http.NewServeMux()
 	for path, s := range map[string]Surface{"/mcp": Meta, "/mcp/meta": Meta, "/mcp/direct": Direct, "/mcp/codemode": Codemode} {
 		srv := g.Server(s)
-		mux.Handle(path, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts))
+		mux.Handle(path, carry(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)))
 	}
 	if cfg.Token == "" {
 		return mux
@@ -52,4 +55,49 @@ func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 // or ctx ends.
 func (g *Gateway) ServeStdio(ctx context.Context, s Surface, r io.ReadCloser, w io.WriteCloser) error {
 	return g.Server(s).Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
+}
+
+// httpRequestKey is the context key under which [carry] puts the context
+// of the HTTP request an MCP request arrived on.
+type httpRequestKey struct{}
+
+// carry passes each HTTP request on with its own context among its
+// values: the SDK hides the end of that context from the MCP request's
+// handler (only 2026-07-28 requests, and only when asked, see it end), but
+// keeps its values, so [bound] can find it.
+func carry(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpRequestKey{}, r.Context())))
+	})
+}
+
+// overHTTP reports whether ctx is a request's that arrived over the HTTP
+// handler, which keeps no session.
+func overHTTP(ctx context.Context) bool {
+	_, ok := ctx.Value(httpRequestKey{}).(context.Context)
+	return ok
+}
+
+// bound is every surface's receiving middleware: a request that arrived
+// over HTTP ends when its HTTP request does. The handler is stateless, so
+// the HTTP request is the only way back to the client: once it ends (the
+// client disconnected) no answer can reach the client. The SDK cancels
+// the requests of a stdio connection when the connection ends, but not
+// those of a stateless HTTP request: there it closes the request's
+// session only after the handler returns, so a client that went away left
+// its script running to the script's time limit.
+func bound(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		hc, ok := ctx.Value(httpRequestKey{}).(context.Context)
+		if !ok {
+			return next(ctx, method, req)
+		}
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(hc, func() {
+			cancel(fmt.Errorf("the client disconnected: %w", context.Cause(hc)))
+		})
+		defer stop()
+		return next(ctx, method, req)
+	}
 }

@@ -107,7 +107,7 @@ func (g *Gateway) search(ctx context.Context, s Surface, req *mcp.CallToolReques
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
-	g.record(s, SearchName)
+	g.record(s, SearchName, nil, nil)
 	return textResult(g.searchText(ctx, s, out)), nil
 }
 
