@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolshelf/toolshelf"
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/gateway"
 	"github.com/toolshelf/toolshelf/mcpclient"
 )
@@ -22,6 +23,8 @@ func newServeCmd(e *env) *cobra.Command {
 	var mcpFile, surface, httpAddr, token, metrics string
 	var list bool
 	var wait time.Duration
+	var maxScripts, scriptMemoryMiB int
+	var queueWait, scriptTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the MCP servers of an mcp.json as one MCP server (the gateway)",
@@ -44,12 +47,17 @@ for clients of both protocol generations. HTTP listens on loopback unless told o
 machines can reach needs --token. Upstream servers connect in the background: the gateway
 answers at once, and a search waits for servers still connecting. Tools hidden in the servers
 file ("toolExposure": {"delete_*": "hidden"}) are denied on every surface. Every search and call
-is appended to the metrics log (read it with toolshelf stats).`,
+is appended to the metrics log (read it with toolshelf stats). Scripts of the code tool run
+--max-scripts at a time over every client, each in its own VM under --script-timeout and
+--script-memory; one past the bound waits up to --queue-wait, then is refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := gateway.ParseSurface(surface)
 			if err != nil {
 				return usagef("--surface: %v", err)
+			}
+			if maxScripts < 0 || scriptMemoryMiB < 0 || queueWait < 0 || scriptTimeout < 0 {
+				return usagef("--max-scripts, --queue-wait, --script-timeout and --script-memory take positive values, or 0 for the defaults")
 			}
 			path, err := requireMCPFile(mcpFile)
 			if err != nil {
@@ -83,7 +91,9 @@ is appended to the metrics log (read it with toolshelf stats).`,
 				return err
 			}
 			defer shelf.Close()
-			g, err := gateway.New(shelf, gateway.Config{Name: "toolshelf", Version: version(), AlwaysLoad: always, Logger: logger})
+			limits := codemode.Limits{Timeout: scriptTimeout, Memory: int64(scriptMemoryMiB) << 20}
+			g, err := gateway.New(shelf, gateway.Config{Name: "toolshelf", Version: version(), AlwaysLoad: always, Logger: logger,
+				Limits: limits, MaxScripts: maxScripts, QueueWait: queueWait})
 			if err != nil {
 				return err
 			}
@@ -111,6 +121,10 @@ is appended to the metrics log (read it with toolshelf stats).`,
 	fl.StringVar(&metrics, "metrics", "", "metrics log of searches and calls, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl)")
 	fl.BoolVar(&list, "list", false, "print the surface's tools/list with each definition's tokens (once the servers connected, at most --wait) and exit")
 	fl.DurationVar(&wait, "wait", 30*time.Second, "with --list: how long to wait for the servers to connect")
+	fl.IntVar(&maxScripts, "max-scripts", 0, fmt.Sprintf("scripts of the code tool that run at once, over every client (0: %d)", codemode.DefaultMaxScripts))
+	fl.DurationVar(&queueWait, "queue-wait", 0, fmt.Sprintf("how long a script past --max-scripts waits for a turn before it is refused (0: %v)", codemode.DefaultQueueWait))
+	fl.DurationVar(&scriptTimeout, "script-timeout", 0, fmt.Sprintf("each script's time limit (0: %v)", codemode.DefaultLimits.Timeout))
+	fl.IntVar(&scriptMemoryMiB, "script-memory", 0, fmt.Sprintf("each script's memory limit in MiB (0: %d)", codemode.DefaultLimits.Memory>>20))
 	return cmd
 }
 

@@ -191,3 +191,16 @@ func TestServeListCodemode(t *testing.T) {
 		t.Errorf("--surface nope: exit %d, %q", code, errOut)
 	}
 }
+
+// TestServeRefusesNegativeScriptBounds: a negative script bound is a
+// usage error that names the flags.
+func TestServeRefusesNegativeScriptBounds(t *testing.T) {
+	t.Parallel()
+	mcp := writeMCPConfig(t, map[string]any{})
+	for _, flag := range []string{"--max-scripts=-1", "--queue-wait=-1s", "--script-timeout=-1s", "--script-memory=-1"} {
+		exit, _, errOut := run(t, "serve", "--mcp", mcp, flag)
+		if exit != 2 || !strings.Contains(errOut, "--max-scripts, --queue-wait, --script-timeout and --script-memory take positive values") {
+			t.Errorf("%s: exit %d: %s", flag, exit, errOut)
+		}
+	}
+}
