@@ -8,7 +8,6 @@ import (
 
 	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/llm"
-	"github.com/toolshelf/toolshelf/session"
 )
 
 // TestCodemodeLimitsInASession: a script stopped by a limit is kept in
@@ -30,16 +29,7 @@ func TestCodemodeLimitsInASession(t *testing.T) {
 	if exit, _, errOut := runAgent(t, agentRunOpts{}, "--tools", "+codemode", "--session-dir", sessions, "--script", second, "--resume", "last", "and now?"); exit != 0 {
 		t.Fatalf("resume: exit %d: %s", exit, errOut)
 	}
-	latest, err := session.Latest(sessions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := session.Open(latest, &session.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs := s.Messages()
-	s.Close()
+	msgs := latestMessages(t, sessions)
 	var results []llm.Message
 	for _, m := range msgs {
 		if m.Role == llm.RoleToolResult && m.ToolName == codemode.Name {

@@ -106,16 +106,7 @@ func TestCodemodeRealFilesystemServer(t *testing.T) {
 	if exit, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", mcp, "--session-dir", sessions, "--script", script2, "--resume", "last", "how many?"); exit != 0 {
 		t.Fatalf("resume: exit %d: %s", exit, errOut)
 	}
-	latest, err := session.Latest(sessions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := session.Open(latest, &session.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs := s.Messages()
-	s.Close()
+	msgs := latestMessages(t, sessions)
 	var calls []codemode.Call
 	for _, m := range msgs {
 		if d, ok := codemode.ReadDetails(m.Details); ok {
@@ -149,12 +140,7 @@ func TestCodemodeByToolsFlag(t *testing.T) {
 	if exit != 0 {
 		t.Fatalf("exit %d: %s", exit, errOut)
 	}
-	var result *llm.Message
-	for _, e := range parseEvents(t, out) {
-		if e.Type == "tool_end" && e.Call.Name == codemode.Name {
-			result = e.Message
-		}
-	}
+	result := scriptResult(t, out)
 	if result == nil || !result.IsError || !strings.Contains(llm.ContentText(result.Content, ""), "tools.nosuch is not a tool a script can call") {
 		t.Errorf("the failed script's result: %+v", result)
 	}
@@ -173,12 +159,7 @@ func TestCodemodeModeFlag(t *testing.T) {
 	if exit != 0 {
 		t.Fatalf("exit %d: %s", exit, errOut)
 	}
-	var result *llm.Message
-	for _, e := range parseEvents(t, out) {
-		if e.Type == "tool_end" && e.Call.Name == codemode.Name {
-			result = e.Message
-		}
-	}
+	result := scriptResult(t, out)
 	if result == nil || result.IsError || llm.ContentText(result.Content, "") != "from a script" {
 		t.Errorf("the script's result: %+v", result)
 	}
@@ -194,4 +175,32 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// latestMessages returns the messages of the newest session in dir.
+func latestMessages(t *testing.T, dir string) []llm.Message {
+	t.Helper()
+	latest, err := session.Latest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Open(latest, &session.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return s.Messages()
+}
+
+// scriptResult returns the last codemode result among run --json's
+// events, nil when there is none.
+func scriptResult(t *testing.T, out string) *llm.Message {
+	t.Helper()
+	var result *llm.Message
+	for _, e := range parseEvents(t, out) {
+		if e.Type == "tool_end" && e.Call.Name == codemode.Name {
+			result = e.Message
+		}
+	}
+	return result
 }
