@@ -104,10 +104,15 @@ func TestTextImageExit(t *testing.T) {
 	if res := r.Run(t.Context(), `exit(); return "never";`); res.Err != nil || res.Value != "" || !res.Exited {
 		t.Errorf("exit(): %q, %v", res.Value, res.Err)
 	}
+	big := base64.StdEncoding.EncodeToString(make([]byte, 2<<20))
+	if res := r.Run(t.Context(), `image("`+big+`", "image/png"); return "ok";`); res.Err != nil || len(res.Content) != 1 {
+		t.Errorf("a 2 MiB image: %v, %d parts", res.Err, len(res.Content))
+	}
 	for code, says := range map[string]string{
 		`image("not base64!", "image/png")`: "not base64",
 		`image("aGk=", "text/html")`:        "not an image type",
 		`image(42)`:                         "base64 string",
+		`const png = "` + png + `"; for (let i = 0; i < 11; i++) image(png, "image/png");`: "at most 10 images",
 	} {
 		if res := r.Run(t.Context(), code); res.Err == nil || !strings.Contains(res.Err.Error(), says) {
 			t.Errorf("%s: %v, want it to say %q", code, res.Err, says)

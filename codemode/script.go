@@ -25,8 +25,11 @@ const (
 	// MaxStoreBytes bounds the values one script stores (store), as
 	// JSON: what it adds to the session.
 	MaxStoreBytes = 256 << 10
-	// MaxImageBytes bounds one image a script returns (image), decoded.
+	// MaxImageBytes bounds one image a script returns (image), decoded;
+	// images do not count towards Limits.Output.
 	MaxImageBytes = 5 << 20
+	// MaxImages bounds the images one script returns.
+	MaxImages = 10
 )
 
 // errTimeout is the cause of a script's context when its time is up.
@@ -69,6 +72,7 @@ type script struct {
 
 	base       *Store // the session's stored values, nil without a session
 	storeBytes int
+	images     int // the images the script returned
 
 	ids map[string]string // identifier → tool name, built at the first lookup that needs it
 }
@@ -508,9 +512,10 @@ func (s *script) image(data, mimeType string) error {
 	if err != nil {
 		return fmt.Errorf("image(data, mimeType): the data is not base64: %v", err)
 	}
-	if !s.output(len(data)) {
-		return nil
+	if s.images >= MaxImages {
+		return fmt.Errorf("image(data, mimeType): a script returns at most %d images; return fewer", MaxImages)
 	}
+	s.images++
 	s.res.Content = append(s.res.Content, tool.Content{MIMEType: mimeType, Data: b})
 	return nil
 }
