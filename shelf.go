@@ -343,8 +343,8 @@ func (s *Shelf) NeedsCodemode() bool {
 func (s *Shelf) CodemodeMode() string { return s.codemodeMode }
 
 // scriptCallPrefix starts the description a declared tool gets in
-// [CodemodeOn]: the sample of how a script calls it.
-const scriptCallPrefix = "Call from codemode: await tools."
+// [CodemodeOn], before the sample of how a script calls it.
+const scriptCallPrefix = "Call from codemode: await "
 
 // declaration is how a conversation declares the active tool t. While
 // the codemode tool is declared, a tool a script can call (direct, or a
@@ -366,7 +366,7 @@ func (s *Shelf) declaration(t tool.Tool) (llm.Tool, bool) {
 	if s.codemodeMode == CodemodeOnly {
 		return d, t.Exposure != tool.Direct
 	}
-	d.Description = scriptCallPrefix + codemode.Identifier(t.Name) + "({...})"
+	d.Description = scriptCallPrefix + codemode.CallSample(t.Name)
 	return d, true
 }
 

@@ -117,7 +117,7 @@ func buildVM() (*vm, error) {
 // them).
 func (v *vm) bind(limit int64, host hostFunc) error {
 	v.host = host
-	if _, err := v.q.Call("__configure", maxValueDepth, limit/16); err != nil {
+	if _, err := v.q.Call("__configure", maxValueDepth, limit/16, maxArgumentBytes, byteSize(maxArgumentBytes), MaxStoreBytes); err != nil {
 		return err
 	}
 	atom, err := v.q.NewAtom("__pump")

@@ -329,6 +329,10 @@ func clipName(s string) string {
 	return s
 }
 
+// CallSample is how a script calls the named tool, as the samples of a
+// declaration show it: tools.<identifier>({...}).
+func CallSample(name string) string { return "tools." + Identifier(name) + "({...})" }
+
 // Identifier returns the name under which a script calls a tool:
 // tools.<identifier>. Characters outside A-Z, a-z, 0-9, _ and $ become
 // _, and a leading digit gets a _ before it. MCP tools' names

@@ -18,7 +18,7 @@
   const StringCtor = String, apply = Reflect.apply, ownKeys = Reflect.ownKeys;
   // The bounds come from the host when a script takes the VM
   // (__configure), once.
-  let MAX_DEPTH = 100, longest = 0, configured = false;
+  let MAX_DEPTH = 100, longest = 0, maxArgumentBytes = 0, maxArgumentSize = '', maxStoreBytes = 0, configured = false;
   const STOP = {};
 
   // write is JSON.stringify within MAX_DEPTH levels and maxBytes: a
@@ -104,10 +104,10 @@
     if (typeof arg !== 'object' || isArray(arg)) {
       return rejected('tools.' + ident + ' takes one object of arguments, such as tools.' + ident + '({...}); got ' + show(arg, 200));
     }
-    const w = write(arg, Number(host('maxArgumentBytes')), 0);
+    const w = write(arg, maxArgumentBytes, 0);
     switch (w[0]) {
       case 'depth': return rejected('the argument of tools.' + ident + ' is nested deeper than ' + MAX_DEPTH + ' levels');
-      case 'bytes': return rejected('the arguments of tools.' + ident + ' are over ' + host('maxArgumentSize') + ' as JSON; pass less in one call');
+      case 'bytes': return rejected('the arguments of tools.' + ident + ' are over ' + maxArgumentSize + ' as JSON; pass less in one call');
       case 'error': return rejected('the arguments of tools.' + ident + ' cannot be written as JSON: ' + w[1]);
     }
     const id = Number(host('call', name, w[0] === undefined ? '{}' : w[0]));
@@ -194,10 +194,10 @@
 
   function store(key, value) {
     if (typeof key !== 'string' || key === '') throw new TypeErrorCtor('store(key, value) needs a key that is a non-empty string, such as store("seen", ids)');
-    const w = write(value === undefined ? null : value, Number(host('maxStoreBytes')), 0);
+    const w = write(value === undefined ? null : value, maxStoreBytes, 0);
     switch (w[0]) {
       case 'depth': throw new TypeErrorCtor('store("' + key + '"): the value is nested deeper than ' + MAX_DEPTH + ' levels');
-      case 'bytes': throw new TypeErrorCtor('store("' + key + '"): the value is too long; a session keeps at most ' + host('maxStoreBytes') + ' bytes of stored values');
+      case 'bytes': throw new TypeErrorCtor('store("' + key + '"): the value is too long; a session keeps at most ' + maxStoreBytes + ' bytes of stored values');
       case 'error': throw new TypeErrorCtor('store("' + key + '"): the value cannot be written as JSON: ' + w[1]);
     }
     host('store', key, w[0] === undefined ? 'null' : w[0]);
@@ -353,11 +353,14 @@
   }
   for (const f of [searchTools, describeTool, describeNamespace, store, load, text, image, exit]) freeze(f);
   define(G, 'ALL_TOOLS', { get: allTools, enumerable: false, configurable: false });
-  const configure = (depth, longestArray) => {
+  const configure = (depth, longestArray, argumentBytes, argumentSize, storeBytes) => {
     if (configured) return;
     configured = true;
     MAX_DEPTH = NumberCtor(depth);
     longest = NumberCtor(longestArray);
+    maxArgumentBytes = NumberCtor(argumentBytes);
+    maxArgumentSize = StringCtor(argumentSize);
+    maxStoreBytes = NumberCtor(storeBytes);
   };
   define(G, '__configure', { value: freeze(configure), writable: false, enumerable: false, configurable: false });
   define(G, '__start', { value: freeze(start), writable: false, enumerable: false, configurable: false });

@@ -428,10 +428,6 @@ func (s *script) host(op string, args []string) (string, bool, error) {
 		return ""
 	}
 	switch op {
-	case "maxArgumentBytes":
-		return strconv.Itoa(maxArgumentBytes), true, nil
-	case "maxArgumentSize":
-		return byteSize(maxArgumentBytes), true, nil
 	case "tooLong":
 		s.stop(&LimitError{Limit: LimitMemory, Value: byteSize(s.limits.Memory),
 			What: fmt.Sprintf("it called %s on an array-like of length %s, more elements than its memory could hold (at most %d)",
@@ -440,8 +436,6 @@ func (s *script) host(op string, args []string) (string, bool, error) {
 	case "over":
 		s.output(s.limits.Output + 1)
 		return "", false, nil
-	case "maxStoreBytes":
-		return strconv.Itoa(MaxStoreBytes), true, nil
 	case "outputLeft":
 		return strconv.Itoa(max(0, s.limits.Output-s.outBytes)), true, nil
 	case "lookup":

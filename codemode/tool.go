@@ -88,7 +88,7 @@ func (h *handler) Call(ctx context.Context, raw json.RawMessage) (*tool.Result, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	code, errText := readCode(raw)
+	code, errText := ReadCode(raw)
 	if errText != "" {
 		return tool.ErrorResult(errText), nil
 	}
@@ -127,8 +127,9 @@ func (r *Runner) Result(ctx context.Context, res *Result) *tool.Result {
 	return out
 }
 
-// readCode returns the code of the arguments, or the error to answer.
-func readCode(raw json.RawMessage) (string, string) {
+// ReadCode returns the code of a codemode call's arguments, or the
+// error text to answer when they hold none.
+func ReadCode(raw json.RawMessage) (string, string) {
 	var a struct {
 		Code *string `json:"code"`
 	}
@@ -169,7 +170,7 @@ func Reach(code string) tool.Reach {
 
 // reachOf is the codemode tool's reach of one call.
 func reachOf(args json.RawMessage) tool.Reach {
-	code, errText := readCode(bytes.TrimSpace(args))
+	code, errText := ReadCode(bytes.TrimSpace(args))
 	if errText != "" {
 		return tool.Reach{}
 	}

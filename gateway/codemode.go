@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,16 +61,9 @@ func (g *Gateway) newCodemode() *mcp.Server {
 // load them (see sessionStores).
 func (g *Gateway) code(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := orEmpty(req.Params.Arguments)
-	var a struct {
-		Code *string `json:"code"`
-	}
-	if json.Unmarshal(args, &a) != nil || a.Code == nil || strings.TrimSpace(*a.Code) == "" {
-		// No script to run: the codemode tool says what to send.
-		res, err := tool.Run(ctx, g.script, args)
-		if err != nil {
-			return nil, err
-		}
-		return convert(res), nil
+	code, errText := codemode.ReadCode(args)
+	if errText != "" {
+		return errorResult(errText), nil
 	}
 	if err := g.await(ctx, g.script.Reaches.For(args)); err != nil {
 		g.record(Codemode, CodeName, nil, nil)
@@ -80,7 +72,7 @@ func (g *Gateway) code(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if st := g.stores.of(ctx, req.Session); st != nil {
 		ctx = codemode.WithStore(ctx, st)
 	}
-	res, panicked := g.run(ctx, *a.Code)
+	res, panicked := g.run(ctx, code)
 	if panicked != nil {
 		g.record(Codemode, CodeName, nil, nil)
 		g.cfg.Logger.Error("tool panicked", "tool", CodeName, "panic", panicked.Value, "stack", string(panicked.Stack))
@@ -115,9 +107,4 @@ func (g *Gateway) await(ctx context.Context, reach tool.Reach) error {
 		}
 	}
 	return nil
-}
-
-// scriptCall is how a script calls the named tool.
-func scriptCall(name string) string {
-	return "tools." + codemode.Identifier(name) + "({...})"
 }

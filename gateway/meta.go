@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolshelf/toolshelf/codemode"
 	"github.com/toolshelf/toolshelf/internal/cut"
 	"github.com/toolshelf/toolshelf/tool"
 	"github.com/toolshelf/toolshelf/toolsearch"
@@ -125,7 +126,7 @@ func (g *Gateway) searchText(ctx context.Context, s Surface, out toolsearch.Outc
 		var one strings.Builder
 		fmt.Fprintf(&one, "\n## %s\n%s\n", t.Name, clip(strings.TrimSpace(t.Description), maxDescriptionBytes))
 		if s == Codemode {
-			fmt.Fprintf(&one, "In a script: await %s\n", scriptCall(t.Name))
+			fmt.Fprintf(&one, "In a script: await %s\n", codemode.CallSample(t.Name))
 		}
 		fmt.Fprintf(&one, "Arguments (JSON Schema): %s\n", clip(string(schema(t)), maxSchemaBytes))
 		if b.Len()+one.Len() > maxSearchBytes {
