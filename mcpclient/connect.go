@@ -53,8 +53,10 @@ type conn struct {
 	// call's timeout and reports the progress.
 	progress     sync.Map
 	instructions string
-	closeOnce    sync.Once
-	closeErr     error
+	// n numbers the session among every Manager's ([Offers.Session]).
+	n         uint64
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // close ends the session; for a stdio server it waits for the process to
@@ -192,6 +194,7 @@ func (m *Manager) connect(s *server) {
 		m.lost(s, c, errClosed)
 	}
 	m.changed()
+	m.listsChanged(s.cfg.Name)
 }
 
 // dial connects to a server, retrying an HTTP server after 250 ms and 1 s
@@ -264,7 +267,7 @@ func isDir(path string) bool {
 
 // open makes one connection attempt.
 func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport) (*conn, error) {
-	c := &conn{kick: make(chan struct{}, 1)}
+	c := &conn{kick: make(chan struct{}, 1), n: sessions.Add(1)}
 	client := mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{
 		Logger:       s.log,
 		Capabilities: &mcp.ClientCapabilities{},
@@ -277,6 +280,8 @@ func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport) (*conn, 
 				h(s.cfg.Name)
 			}
 		},
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { m.listsChanged(s.cfg.Name) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { m.listsChanged(s.cfg.Name) },
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			if req.Params == nil {
 				return

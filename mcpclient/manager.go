@@ -101,8 +101,10 @@ type Manager struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	listeners map[int]func()
-	nextID    int
-	wg        sync.WaitGroup // background goroutines
+	// listListeners are the OnListChanged functions, numbered by nextID.
+	listListeners map[int]func(server string)
+	nextID        int
+	wg            sync.WaitGroup // background goroutines
 
 	cleanOnce sync.Once // old saved outputs are removed at the first save
 }
