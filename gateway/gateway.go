@@ -96,6 +96,9 @@ type Gateway struct {
 	meta     *mcp.Server
 	direct   *directServer
 	codemode *mcp.Server
+	// upstream follows the upstreams' prompts and resources onto every
+	// surface (upstream.go).
+	upstream *upstreams
 }
 
 // New returns a gateway over a shelf. Every upstream tool the shelf holds
@@ -161,8 +164,10 @@ func (g *Gateway) Server(s Surface) *mcp.Server {
 		g.meta = g.newMeta()
 		g.direct = g.newDirect()
 		g.codemode = g.newCodemode()
-		for _, srv := range []*mcp.Server{g.meta, g.direct.srv, g.codemode} {
-			srv.AddReceivingMiddleware(bound)
+		surfaces := []*mcp.Server{g.meta, g.direct.srv, g.codemode}
+		g.upstream = g.followUpstreams(surfaces)
+		for _, srv := range surfaces {
+			srv.AddReceivingMiddleware(bound, g.upstream.middleware)
 		}
 	})
 	switch s {
@@ -174,10 +179,14 @@ func (g *Gateway) Server(s Surface) *mcp.Server {
 	return g.meta
 }
 
-// Close stops following the registry.
+// Close stops following the registry and the upstreams' prompts and
+// resources.
 func (g *Gateway) Close() {
 	if g.direct != nil {
 		g.direct.cancel()
+	}
+	if g.upstream != nil {
+		g.upstream.stop()
 	}
 }
 
