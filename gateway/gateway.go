@@ -71,6 +71,11 @@ type Config struct {
 	MaxScripts int
 	// QueueWait bounds a script's wait for a turn; see MaxScripts.
 	QueueWait time.Duration
+	// CapabilityWait bounds how long a client's initialize waits for the
+	// upstream servers still connecting to be listed, so that the
+	// capabilities it gets say whether they have prompts, resources and
+	// completions; zero means [DefaultCapabilityWait], negative no wait.
+	CapabilityWait time.Duration
 }
 
 // Gateway serves a shelf to MCP clients. Make one with [New]; it is safe

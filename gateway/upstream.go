@@ -23,11 +23,12 @@ import (
 // server named in it ([ResourceURI]).
 const ResourceScheme = "toolshelf"
 
-// CapabilityWait bounds how long a client's initialize (or
-// server/discover) waits for the upstream servers still connecting, and
-// for the first listing of their prompts and resources, so that the
-// capabilities it is answered with say what the upstreams offer.
-const CapabilityWait = 5 * time.Second
+// DefaultCapabilityWait is the default of [Config.CapabilityWait]: how
+// long a client's initialize (or server/discover) waits for the upstream
+// servers still connecting, and for the first listing of their prompts
+// and resources, so that the capabilities it is answered with say what
+// the upstreams offer.
+const DefaultCapabilityWait = 5 * time.Second
 
 // ResourceURI is the URI (or URI template) under which the gateway shows
 // an upstream server's resource URI (or URI template).
@@ -353,7 +354,7 @@ func (u *upstreams) readResource(server string) mcp.ResourceHandler {
 // middleware is every surface's receiving middleware for what the
 // upstreams offer: completion/complete goes to the server that owns the
 // prompt or template, and initialize (or server/discover) waits, within
-// [CapabilityWait], for the upstreams to connect and be listed, then
+// [Config.CapabilityWait], for the upstreams to connect and be listed, then
 // advertises completions when a connected upstream offers them.
 func (u *upstreams) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -387,10 +388,17 @@ func addCompletions(c *mcp.ServerCapabilities) {
 	}
 }
 
-// settle waits, within CapabilityWait and ctx, until no upstream server is
-// connecting and each connected one's session has been listed.
+// settle waits, within Config.CapabilityWait and ctx, until no upstream
+// server is connecting and each connected one's session has been listed.
 func (u *upstreams) settle(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, CapabilityWait)
+	wait := u.g.cfg.CapabilityWait
+	switch {
+	case wait < 0:
+		return
+	case wait == 0:
+		wait = DefaultCapabilityWait
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if u.g.mcp.WaitAll(ctx) != nil {
 		return
