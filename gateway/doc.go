@@ -40,6 +40,12 @@
 // get (tool.RenderSchema), since a client declares them to its model as
 // they are.
 //
+// Every surface also shows the upstream servers' prompts (named
+// mcp__<server>__<prompt>, like tools), resources and resource templates
+// (under toolshelf://<server>/<upstream URI>), follows their list_changed
+// notifications and sends completion/complete to the server that owns the
+// prompt or template.
+//
 // Who it is for: programs that serve a shelf to MCP clients (toolshelf
 // serve is one).
 package gateway
