@@ -54,6 +54,7 @@ func run(ctx context.Context, args []string) error {
 	readme := fl.String("readme", "", "README to rewrite between its gateway-pays markers (default: print the table)")
 	sizes := fl.String("sizes", "0,500,1500", "upstream sizes in tools: 0 for the real servers alone, more adds stand-ins")
 	command := fl.String("command", "scripts/gateway-pays", "the command the README names")
+	keep := fl.Bool("keep", false, "keep each session's folder (its servers file, script, emulator.log) and say where")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -76,7 +77,11 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	if *keep {
+		fmt.Fprintf(os.Stderr, "gateway-pays: the sessions' folders are under %s\n", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
 	r := &Runner{Toolshelf: abs(*toolshelf), Claude: abs(*claude), ServerBin: abs(*serverBin),
 		StandIn: []string{self, "replay"}, Work: work, Log: os.Stderr}
 	p, err := provenance(ctx, r.Claude, *command)

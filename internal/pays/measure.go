@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,12 +242,21 @@ func (r *Runner) Run(ctx context.Context, c Config) (Result, error) {
 	}
 	switch c.Setup {
 	case Meta, Direct:
-		args := []string{"serve", "--mcp", serversFile, "--metrics", "off"}
-		if c.Setup == Direct {
-			args = append(args, "--surface", "direct")
-		}
-		if err := add("toolshelf", server{Command: r.Toolshelf, Args: args}); err != nil {
+		// The gateway runs over HTTP, and Claude Code starts once it has
+		// connected every upstream server: the state a user meets who
+		// types after startup. (Over stdio, claude -p sends its first
+		// request before the direct surface lists the upstream tools.)
+		url, stopGateway, err := r.gateway(ctx, serversFile, res.Tools)
+		if err != nil {
 			return Result{}, err
+		}
+		defer stopGateway()
+		if c.Setup == Direct {
+			url += "/direct"
+		}
+		args := []string{"mcp", "add", "--scope", "user", "--transport", "http", "toolshelf", url}
+		if out, err := claude(ctx, args...).CombinedOutput(); err != nil {
+			return Result{}, fmt.Errorf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		allowed = "mcp__toolshelf"
 		if c.Setup == Meta {
@@ -304,7 +315,11 @@ func (r *Runner) Run(ctx context.Context, c Config) (Result, error) {
 	defer cancel()
 	cmd := claude(sctx, "-p", "--output-format", "stream-json", "--verbose", "--allowedTools", allowed,
 		"--", "Read note.txt")
-	cmd.Env = append(slices.Clip(env), "ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY=sk-toolshelf-pays")
+	// MCP_CONNECTION_NONBLOCKING=0: the first request waits for every
+	// server Claude Code starts itself, as a user would who types once
+	// they connected; by default it goes out with the servers connected
+	// by then, and the rest rewrite the prompt's prefix from a later one.
+	cmd.Env = append(slices.Clip(env), "ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY=sk-toolshelf-pays", "MCP_CONNECTION_NONBLOCKING=0")
 	if !c.ToolSearch {
 		cmd.Env = append(cmd.Env, "ENABLE_TOOL_SEARCH=false")
 	}
@@ -312,6 +327,9 @@ func (r *Runner) Run(ctx context.Context, c Config) (Result, error) {
 	cmd.Stderr = &stderr
 	out, runErr := cmd.Output()
 	stop()
+	if err := os.WriteFile(filepath.Join(dir, "emulator.log"), emuLog.Bytes(), 0o600); err != nil {
+		return Result{}, err
+	}
 	if err := res.readLog(emuLog.String()); err != nil {
 		return Result{}, err
 	}
@@ -397,6 +415,122 @@ func (r *Runner) countTools(ctx context.Context, serversFile string) (int, error
 	return atoi(string(m[1])), nil
 }
 
+// gateway starts toolshelf serve --http on a free loopback port and waits
+// until its direct surface lists want tools, every upstream server
+// connected. It returns the meta surface's URL and a function that stops
+// the gateway.
+func (r *Runner) gateway(ctx context.Context, serversFile string, want int) (string, func(), error) {
+	gctx, cancel := context.WithCancel(ctx)
+	cmd := exec.CommandContext(gctx, r.Toolshelf, "serve", "--http", "127.0.0.1:0", "--mcp", serversFile, "--metrics", "off")
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		cancel()
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return "", nil, err
+	}
+	stop := func() {
+		cancel()
+		_ = cmd.Wait()
+	}
+	var url string
+	var said bytes.Buffer
+	sc := bufio.NewScanner(stderr)
+	re := regexp.MustCompile(`gateway on (http://\S+/mcp) `)
+	for sc.Scan() {
+		said.WriteString(sc.Text() + "\n")
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			url = m[1]
+			break
+		}
+	}
+	if url == "" {
+		stop()
+		return "", nil, fmt.Errorf("toolshelf serve --http did not start: %s", said.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	// The stateless HTTP surface has no stream to say when the tools
+	// change: ask until they are all there.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		n, err := listTools(ctx, url+"/direct")
+		if err == nil && n >= want {
+			return url, stop, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, fmt.Errorf("the gateway's direct surface lists %d of %d tools after 3 minutes (%v)", n, want, err)
+		}
+		select {
+		case <-ctx.Done():
+			stop()
+			return "", nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// listTools counts the tools of an MCP server over stateless streamable
+// HTTP, page by page.
+func listTools(ctx context.Context, url string) (int, error) {
+	n := 0
+	cursor := ""
+	for range 100 {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params})
+		if err != nil {
+			return 0, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		resp.Body.Close()
+		if err != nil {
+			return 0, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("tools/list: %s: %s", resp.Status, truncate(string(data), 200))
+		}
+		// An event stream carries the answer on its data line.
+		for line := range bytes.Lines(data) {
+			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+				data = d
+				break
+			}
+		}
+		var answer struct {
+			Result struct {
+				Tools      []json.RawMessage `json:"tools"`
+				NextCursor string            `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(data, &answer); err != nil {
+			return 0, fmt.Errorf("tools/list: %w", err)
+		}
+		n += len(answer.Result.Tools)
+		if cursor = answer.Result.NextCursor; cursor == "" {
+			return n, nil
+		}
+	}
+	return 0, errors.New("tools/list: more than 100 pages")
+}
+
 // emulate starts toolshelf emulate --script on a free loopback port; it
 // returns the base URL, the request log and a function that stops it.
 func (r *Runner) emulate(ctx context.Context, script string) (string, *bytes.Buffer, func(), error) {
@@ -434,7 +568,7 @@ func (r *Runner) emulate(ctx context.Context, script string) (string, *bytes.Buf
 var (
 	logLine   = regexp.MustCompile(`^#\d+ anthropic-messages (\S+) 200 (count_tokens )?input=(\d+)`)
 	usageLine = regexp.MustCompile(` read=(\d+) write=(\d+) uncached=(\d+) `)
-	errorLine = regexp.MustCompile(`^#\d+ \S+ \S+ (\d+) error: (.*)$`)
+	errorLine = regexp.MustCompile(`^#\d+ \S+ \S* (\d+) error: (.*)$`)
 )
 
 // readLog adds up the emulator's log: one line per request.

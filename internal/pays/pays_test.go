@@ -207,3 +207,21 @@ func TestTableOfOneSession(t *testing.T) {
 		t.Errorf("the README does not name the model %s:\n%s", r.Model, readme)
 	}
 }
+
+// TestSummaryComparesMetaWithNoGateway: the summary names the cheapest
+// setup of a size and says what meta costs over no gateway, in cost,
+// requests and prompt tokens, and says when no gateway failed.
+func TestSummaryComparesMetaWithNoGateway(t *testing.T) {
+	meta := Result{Setup: Meta, Tools: 36, Requests: 3, Input: 1100, Read: 1000, Uncached: 100}      // cost 200
+	none := Result{Setup: None, Tools: 36, Requests: 2, Input: 400, Write: 200, Uncached: 100}       // cost 350
+	big := Result{Setup: None, Tools: 1518, Failed: "the emulator answered 400: prompt is too long"} // no request answered
+	got := summary([]Result{meta, none, {Setup: Meta, Tools: 1518, Requests: 3, Input: 10, Uncached: 10}, big})
+	want := "- 36 tools, tool search off: gateway, `meta` costs least (200 input tokens' worth). `meta` costs 150 less than no gateway, with 1 more request and 700 more prompt tokens.\n" +
+		"- 1,518 tools, tool search off: gateway, `meta` costs least (10 input tokens' worth). With no gateway the session failed.\n"
+	if got != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", got, want)
+	}
+	if c := cost(big); c != "failed" {
+		t.Errorf("a session with no answered request costs %q, want failed", c)
+	}
+}

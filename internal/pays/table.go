@@ -72,11 +72,13 @@ func Table(p Provenance, results []Result) string {
 
 // cost is a row's cost column, marked when the session failed.
 func cost(r Result) string {
-	s := thousands(int(math.Round(r.Cost())))
-	if r.Failed != "" {
-		s += " (failed)"
+	switch {
+	case r.Failed != "" && r.Requests == 0:
+		return "failed"
+	case r.Failed != "":
+		return thousands(int(math.Round(r.Cost()))) + " (failed)"
 	}
-	return s
+	return thousands(int(math.Round(r.Cost())))
 }
 
 // summary says, for each size and tool search setting, which setup cost
@@ -113,14 +115,17 @@ func summary(results []Result) string {
 		fmt.Fprintf(&b, "- %s tools, tool search %s: %s costs least (%s input tokens' worth).", thousands(k.tools), onOff(k.toolSearch),
 			setupName[g[best].Setup], thousands(int(math.Round(g[best].Cost()))))
 		meta, none := find(g, Meta), find(g, None)
+		if meta != nil && none != nil && meta.Failed == "" && none.Failed != "" {
+			b.WriteString(" With no gateway the session failed.")
+		}
 		if meta != nil && none != nil && meta.Failed == "" && none.Failed == "" {
 			d := meta.Cost() - none.Cost()
 			word := "more"
 			if d < 0 {
 				word, d = "less", -d
 			}
-			fmt.Fprintf(&b, " `meta` costs %s %s than no gateway (%+d requests, %s prompt tokens).", thousands(int(math.Round(d))), word,
-				meta.Requests-none.Requests, signed(meta.Input-none.Input))
+			fmt.Fprintf(&b, " `meta` costs %s %s than no gateway, with %s and %s.", thousands(int(math.Round(d))), word,
+				more(meta.Requests-none.Requests, "request", "requests"), more(meta.Input-none.Input, "prompt token", "prompt tokens"))
 		}
 		b.WriteString("\n")
 	}
@@ -136,11 +141,19 @@ func find(g []Result, setup string) *Result {
 	return nil
 }
 
-func signed(n int) string {
+// more says "3 more requests", "1 fewer request" or "as many requests".
+func more(n int, one, many string) string {
+	word := "more"
 	if n < 0 {
-		return "-" + thousands(-n)
+		word, n = "fewer", -n
 	}
-	return "+" + thousands(n)
+	switch n {
+	case 0:
+		return "as many " + many
+	case 1:
+		return "1 " + word + " " + one
+	}
+	return thousands(n) + " " + word + " " + many
 }
 
 // thousands writes n with commas: 1,564.
