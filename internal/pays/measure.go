@@ -98,8 +98,10 @@ type Result struct {
 	Failed string
 
 	model string
-	// reported is the usage Claude Code's result event reports.
+	// reported is the usage Claude Code's result event reports, window
+	// the context window it reports for the model.
 	reported claudeUsage
+	window   int
 }
 
 // claudeUsage is the usage of Claude Code's stream-json result event.
@@ -136,6 +138,11 @@ type Runner struct {
 
 	runs int
 }
+
+// contextWindow is the prompt limit the emulator applies: the window
+// Claude Code 2.1.332 reports for the model it asks for,
+// claude-opus-5-5 (the emulator's default for Claude models is 200,000).
+const contextWindow = 1_000_000
 
 // answer is the scripted model's last reply.
 const answer = "I read note.txt."
@@ -535,7 +542,8 @@ func listTools(ctx context.Context, url string) (int, error) {
 // returns the base URL, the request log and a function that stops it.
 func (r *Runner) emulate(ctx context.Context, script string) (string, *bytes.Buffer, func(), error) {
 	ectx, cancel := context.WithCancel(ctx)
-	cmd := exec.CommandContext(ectx, r.Toolshelf, "emulate", "--listen", "127.0.0.1:0", "--script", script)
+	cmd := exec.CommandContext(ectx, r.Toolshelf, "emulate", "--listen", "127.0.0.1:0", "--script", script,
+		"--context-window", strconv.Itoa(contextWindow))
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 	var log bytes.Buffer
@@ -657,6 +665,9 @@ func (res *Result) check(out []byte, want []string, runErr error, stderr string)
 		case "result":
 			final = &ev
 			res.reported = ev.Usage
+			for _, u := range ev.ModelUsage {
+				res.window = max(res.window, u.ContextWindow)
+			}
 		}
 	}
 	switch {
@@ -678,9 +689,12 @@ type ccEvent struct {
 	Message struct {
 		Content []ccBlock `json:"content"`
 	} `json:"message"`
-	IsError bool        `json:"is_error"`
-	Result  string      `json:"result"`
-	Usage   claudeUsage `json:"usage"`
+	IsError    bool        `json:"is_error"`
+	Result     string      `json:"result"`
+	Usage      claudeUsage `json:"usage"`
+	ModelUsage map[string]struct {
+		ContextWindow int `json:"contextWindow"`
+	} `json:"modelUsage"`
 }
 
 type ccBlock struct {

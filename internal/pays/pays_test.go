@@ -194,6 +194,9 @@ func TestTableOfOneSession(t *testing.T) {
 	if r.Model == "" {
 		t.Error("no model read from the emulator's log")
 	}
+	if res.window != contextWindow {
+		t.Errorf("Claude Code reports a context window of %d for %s; the emulator applies %d: set contextWindow to Claude Code's", res.window, r.Model, contextWindow)
+	}
 	body := Table(Provenance{Command: "scripts/gateway-pays", Date: "2026-12-02", Machine: "m", Claude: "2.1.332", Model: r.Model}, []Result{res})
 	readme, err := Rewrite([]byte("# t\n"+beginMarker+"\n"+endMarker+"\n"), body)
 	if err != nil {

@@ -45,7 +45,8 @@ func onOff(b bool) string {
 // measured, one row per session, and what they say.
 func Table(p Provenance, results []Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured by `%s` on %s (%s), with Claude Code %s asking for %s.\n\n", p.Command, p.Date, p.Machine, p.Claude, p.Model)
+	fmt.Fprintf(&b, "Measured by `%s` on %s (%s), with Claude Code %s asking for %s, whose context window it gives as %s tokens.\n\n",
+		p.Command, p.Date, p.Machine, p.Claude, p.Model, thousands(contextWindow))
 	b.WriteString("| upstream tools | Claude Code reaches them through | its tool search | requests | prompt tokens | cache reads | cache writes | uncached | cost in input tokens |\n")
 	b.WriteString("|---:|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
