@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -228,7 +229,7 @@ func (r *Runner) Run(ctx context.Context, c Config) (Result, error) {
 	}
 	add := func(name string, s server) error {
 		args := []string{"mcp", "add", "--scope", "user", name}
-		for _, k := range slices.Sorted(mapKeys(s.Env)) {
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 			args = append(args, "-e", k+"="+s.Env[k])
 		}
 		args = append(append(args, "--", s.Command), s.Args...)
@@ -374,16 +375,6 @@ func (l serverList) byName() map[string]server {
 		m[s.Name] = s
 	}
 	return m
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // servers lists a size's upstream servers: the real ones, files served
