@@ -18,6 +18,7 @@ const module = "github.com/toolshelf/toolshelf"
 var layer = map[string]int{
 	"cmd/toolshelf":       0,
 	"examples/library":    0,
+	"internal/pays":       0,
 	"internal/cli":        1,
 	"internal/bench":      2,
 	"gateway":             2,
