@@ -250,11 +250,22 @@ func TestServeStdioSurvivesBadLines(t *testing.T) {
 		if !answered {
 			return ""
 		}
-		if !answers.Scan() {
-			stdin.Close()
-			t.Fatalf("serve closed its output after %q: %v; exit %v\n%s", line, answers.Err(), cmd.Wait(), stderr.String())
+		for {
+			if !answers.Scan() {
+				stdin.Close()
+				t.Fatalf("serve closed its output after %q: %v; exit %v\n%s", line, answers.Err(), cmd.Wait(), stderr.String())
+			}
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if err := json.Unmarshal(answers.Bytes(), &msg); err != nil {
+				t.Fatalf("serve wrote a line that is not JSON: %v: %s", err, answers.Text())
+			}
+			if msg.ID != nil || msg.Method == "" { // not a notification (tools/list_changed)
+				return answers.Text()
+			}
 		}
-		return answers.Text()
 	}
 	for _, c := range []struct{ line, want string }{
 		{"this is not JSON", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: line 1 is not JSON`},
