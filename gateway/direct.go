@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolshelf/toolshelf/mcpclient"
 	"github.com/toolshelf/toolshelf/tool"
 )
 
@@ -22,7 +25,20 @@ type directServer struct {
 	mu    sync.Mutex
 	shown map[string]string    // name → the definition last added, as JSON
 	defs  map[string]*mcp.Tool // name → that definition
+
+	// waited is set once a tools/list has waited for the servers that
+	// were connecting (see [FirstListWait]); later lists answer at once.
+	waited atomic.Bool
 }
+
+// FirstListWait bounds how long the direct surface's first tools/list
+// waits for upstream servers still connecting, and how long a call of a
+// tool the surface does not list yet waits for them. Each server's own
+// connect timeout ends its attempt sooner when it is shorter. A client
+// such as Claude Code lists the tools once, right after it starts the
+// gateway, while the servers are still starting: without the wait it
+// would see no tool at all.
+const FirstListWait = 5 * time.Second
 
 func (g *Gateway) newDirect() *directServer {
 	d := &directServer{g: g, shown: map[string]string{}, defs: map[string]*mcp.Tool{}}
@@ -33,6 +49,7 @@ func (g *Gateway) newDirect() *directServer {
 	// log messages, and the feature is deprecated.)
 	d.srv = mcp.NewServer(g.impl(), &mcp.ServerOptions{Logger: g.cfg.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
+	d.srv.AddReceivingMiddleware(d.awaitServers)
 	d.sync()
 	// Upstream changes (a server connecting, list_changed, a reconnect)
 	// reach every client as tools/list_changed.
@@ -77,6 +94,80 @@ func (d *directServer) sync() {
 		}
 		d.srv.RemoveTools(gone...)
 	}
+}
+
+// awaitServers is the direct surface's receiving middleware: the first
+// tools/list, and a tools/call of a tool not listed yet, wait (at most
+// [FirstListWait]) for the servers still connecting, so that the answer
+// holds their tools.
+func (d *directServer) awaitServers(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			d.firstList(ctx)
+		case "tools/call":
+			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
+				d.awaitTool(ctx, r.Params.Name)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// firstList waits, for the first tools/list, until no server is still
+// connecting or [FirstListWait] has passed, then logs the servers left
+// out: those that failed and those still connecting. A list whose client
+// gave up first leaves the wait to the next one.
+func (d *directServer) firstList(ctx context.Context) {
+	if d.waited.Load() {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, FirstListWait)
+	defer cancel()
+	_ = d.g.mcp.WaitAll(wctx)
+	if ctx.Err() != nil {
+		return
+	}
+	d.sync()
+	if d.waited.Swap(true) {
+		return
+	}
+	for _, st := range d.g.mcp.Servers() {
+		switch st.State {
+		case mcpclient.Connecting:
+			d.g.cfg.Logger.Warn("the direct surface's first tools/list leaves out a server still connecting; "+
+				"its tools follow with tools/list_changed once it connects", "server", st.Name, "waited", FirstListWait)
+		case mcpclient.Failed:
+			d.g.cfg.Logger.Warn("the direct surface's first tools/list leaves out a server that failed to connect",
+				"server", st.Name, "error", st.Err)
+		}
+	}
+}
+
+// awaitTool waits, before a call of a tool the surface does not list
+// (yet), for the server its name belongs to, then for every server still
+// connecting, at most [FirstListWait] in all.
+func (d *directServer) awaitTool(ctx context.Context, name string) {
+	if d.lists(name) {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, FirstListWait)
+	defer cancel()
+	if d.g.mcp.WaitFor(wctx, name) == nil {
+		if d.sync(); d.lists(name) {
+			return
+		}
+	}
+	_ = d.g.mcp.WaitAll(wctx)
+	d.sync()
+}
+
+// lists reports whether the surface lists the tool now.
+func (d *directServer) lists(name string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.shown[name]
+	return ok
 }
 
 // mcpTool is a registry tool as the direct surface lists it.

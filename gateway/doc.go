@@ -16,7 +16,9 @@
 //     answered as an error result.
 //   - [Direct]: every upstream tool, typed, named as the shelf names them,
 //     for clients that defer tools themselves, kept in step with upstream
-//     changes (tools/list_changed).
+//     changes (tools/list_changed). Its first tools/list waits, at most
+//     [FirstListWait], for the servers still connecting, so that a
+//     client that lists once at start sees their tools.
 //   - [Codemode]: a fixed tools/list of tool_search and code: code runs a
 //     JavaScript script (package codemode) in which the upstream tools are
 //     functions, under limits on time, memory, output and calls, and only

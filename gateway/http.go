@@ -51,10 +51,16 @@ func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 }
 
 // ServeStdio serves one client on r and w (standard input and output for
-// a client that starts the gateway as a process) until the client leaves
-// or ctx ends.
+// a client that starts the gateway as a process), one JSON-RPC message a
+// line, until the client leaves or ctx ends. A line that is not a
+// JSON-RPC message (not JSON, an array, an object without "jsonrpc":
+// "2.0"), or is longer than [MaxStdioLine], is answered on w with a
+// JSON-RPC error (-32700 or -32600), logged and skipped: the session goes
+// on, as the HTTP handler answers such a body 400 and serves the next.
 func (g *Gateway) ServeStdio(ctx context.Context, s Surface, r io.ReadCloser, w io.WriteCloser) error {
-	return g.Server(s).Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
+	out := &lockedWriter{w: w}
+	in := filteredInput{newLineFilter(r, out, g.cfg.Logger), r}
+	return g.Server(s).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
 }
 
 // httpRequestKey is the context key under which [carry] puts the context

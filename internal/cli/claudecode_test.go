@@ -87,15 +87,15 @@ func filesystemServer(t *testing.T, files string) string {
 }
 
 // addStdioGateway configures the gateway over stdio as the MCP server
-// named toolshelf: this test binary run as toolshelf serve --mcp mcp (see
-// mainEnv).
-func (c *claudeCode) addStdioGateway(t *testing.T, mcp string) {
+// named toolshelf: this test binary run as toolshelf serve --mcp mcp,
+// with flags (see mainEnv).
+func (c *claudeCode) addStdioGateway(t *testing.T, mcp string, flags ...string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve, err := json.Marshal([]string{"serve", "--mcp", mcp, "--metrics", "off"})
+	serve, err := json.Marshal(append([]string{"serve", "--mcp", mcp, "--metrics", "off"}, flags...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +304,118 @@ func claudeCodeEndToEnd(t *testing.T, env []string, first []any, counts int) {
 	}
 	if requests != len(replies) || counted != counts {
 		t.Errorf("the emulator's log, want %d requests and %d counts:\n%s", len(replies), counts, log)
+	}
+}
+
+// TestClaudeCodeCallsDirectOverStdio runs claude -p, offline, against the
+// gateway's direct surface over stdio: the scripted model calls the real
+// filesystem server's read_text_file by the name Claude Code gives it
+// (mcp__toolshelf__mcp__filesystem__read_text_file) on the first try,
+// and the file's content, which the script does not hold, comes back
+// into Claude Code's output. Claude Code lists the gateway's tools once,
+// right after it starts the gateway, while the filesystem server is still
+// starting; before the direct surface's first list waited for it, that
+// list was empty and the call failed with "No such tool available".
+// Claude Code's own tool search decides how the tools reach the model:
+// declared directly (ENABLE_TOOL_SEARCH=false), or deferred behind its
+// ToolSearch tool (the default), which the script then calls first.
+func TestClaudeCodeCallsDirectOverStdio(t *testing.T) {
+	const name = "mcp__toolshelf__mcp__filesystem__read_text_file"
+	for _, c := range []struct {
+		name  string
+		env   []string
+		first []any
+	}{
+		{name: "declared", env: []string{"ENABLE_TOOL_SEARCH=false"}},
+		{name: "deferred", first: []any{map[string]any{"tool_calls": []any{map[string]any{"name": "ToolSearch",
+			"arguments": map[string]any{"query": "select:" + name}}}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			claudeCodeDirect(t, name, c.env, c.first)
+		})
+	}
+}
+
+func claudeCodeDirect(t *testing.T, name string, env []string, first []any) {
+	files, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const content = "The direct surface read this line from disk on the first try."
+	note := filepath.Join(files, "note.txt")
+	if err := os.WriteFile(note, []byte(content+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const answer = "I read note.txt through the direct surface."
+	replies := append(slices.Clip(first),
+		map[string]any{"tool_calls": []any{map[string]any{"name": name, "arguments": map[string]any{"path": note}}}},
+		map[string]any{"text": answer})
+	var script bytes.Buffer
+	for _, reply := range replies {
+		line, err := json.Marshal(reply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script.Write(append(line, '\n'))
+	}
+	scriptPath := filepath.Join(t.TempDir(), "script.jsonl")
+	if err := os.WriteFile(scriptPath, script.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newClaudeCode(t)
+	c.addStdioGateway(t, filesystemServer(t, files), "--surface", "direct")
+	base, emuLog := emulateScript(t, scriptPath)
+
+	cmd := c.command(t, "-p", "--output-format", "stream-json", "--verbose", "--allowedTools", "mcp__toolshelf",
+		"--", "Read note.txt through the toolshelf gateway")
+	cmd.Env = append(append(slices.Clip(cmd.Env), "ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY=sk-toolshelf-test"), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("claude -p: %v\n%s\n%s\nemulator:\n%s", err, stderr.Bytes(), out, emuLog.String())
+	}
+	var calls []string
+	var read string
+	var result *ccEvent
+	for line := range bytes.Lines(out) {
+		var ev ccEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			t.Fatalf("a line of stream-json is not JSON: %v\n%s", err, line)
+		}
+		switch ev.Type {
+		case "system":
+			if ev.Subtype == "init" && !slices.Contains(ev.Tools, name) {
+				t.Errorf("Claude Code's tools lack the upstream's %s: %v", name, ev.Tools)
+			}
+		case "assistant", "user":
+			for _, b := range ev.Message.Content {
+				switch b.Type {
+				case "tool_use":
+					calls = append(calls, b.Name)
+				case "tool_result":
+					if b.IsError {
+						t.Errorf("tool %s failed: %s", b.ToolUseID, b.text())
+					}
+					read += b.text()
+				}
+			}
+		case "result":
+			result = &ev
+		}
+	}
+	want := []string{name}
+	if first != nil {
+		want = append([]string{"ToolSearch"}, want...)
+	}
+	if !slices.Equal(calls, want) {
+		t.Fatalf("Claude Code called %v, want %v\n%s", calls, want, out)
+	}
+	if !strings.Contains(read, content) {
+		t.Errorf("the tool results lack the file's content %q:\n%s", content, read)
+	}
+	if result == nil || result.Subtype != "success" || result.IsError || result.Result != answer {
+		t.Errorf("Claude Code's result %+v, want success with %q", result, answer)
 	}
 }
 

@@ -45,7 +45,8 @@ Standard input and output by default (the client starts the gateway); --http ADD
 streamable HTTP at http://ADDR/mcp (meta), /mcp/meta, /mcp/direct and /mcp/codemode, stateless,
 for clients of both protocol generations. HTTP listens on loopback unless told otherwise, and an address other
 machines can reach needs --token. Upstream servers connect in the background: the gateway
-answers at once, and a search waits for servers still connecting. Tools hidden in the servers
+answers at once, and a search waits for servers still connecting (the direct surface's first
+tools/list too, for at most 5 s). Tools hidden in the servers
 file ("toolExposure": {"delete_*": "hidden"}) are denied on every surface. Every search and call
 is appended to the metrics log (read it with toolshelf stats). Scripts of the code tool run
 --max-scripts at a time over every client, each in its own VM under --script-timeout and

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -202,5 +205,87 @@ func TestServeRefusesNegativeScriptBounds(t *testing.T) {
 		if exit != 2 || !strings.Contains(errOut, "--max-scripts, --queue-wait, --script-timeout and --script-memory take positive values") {
 			t.Errorf("%s: exit %d: %s", flag, exit, errOut)
 		}
+	}
+}
+
+// TestServeStdioSurvivesBadLines: toolshelf serve, a real process on
+// real pipes (this test binary run as toolshelf), answers a line that is
+// not JSON with a parse error and an object without "jsonrpc": "2.0"
+// with an invalid-request error, and goes on: it initializes, its direct
+// surface's tools/list holds the upstream server's tools, and a call of
+// one runs.
+// Each bad line is logged once, and serve exits 0 when its input ends.
+// Before, the first bad line ended serve with exit 1.
+func TestServeStdioSurvivesBadLines(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := json.Marshal([]string{"serve", "--mcp", testMCP(t, nil), "--metrics", "off", "--surface", "direct"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), mainEnv+"="+string(args))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	answers := bufio.NewScanner(stdout)
+	exchange := func(line string, answered bool) string {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatalf("writing %q: %v", line, err)
+		}
+		if !answered {
+			return ""
+		}
+		for {
+			if !answers.Scan() {
+				stdin.Close()
+				t.Fatalf("serve closed its output after %q: %v; exit %v\n%s", line, answers.Err(), cmd.Wait(), stderr.String())
+			}
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if err := json.Unmarshal(answers.Bytes(), &msg); err != nil {
+				t.Fatalf("serve wrote a line that is not JSON: %v: %s", err, answers.Text())
+			}
+			if msg.ID != nil || msg.Method == "" { // not a notification (tools/list_changed)
+				return answers.Text()
+			}
+		}
+	}
+	for _, c := range []struct{ line, want string }{
+		{"this is not JSON", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: line 1 is not JSON`},
+		{`{"id":1,"method":"initialize"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request: line 2 is not a JSON-RPC 2.0 request`},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+			`{"jsonrpc":"2.0","id":1,"result":{`},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, ""},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, `"name":"mcp__t__echo"`},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp__t__echo","arguments":{"text":"still here"}}}`, `"text":"echo: still here"`},
+	} {
+		got := exchange(c.line, c.want != "")
+		if !strings.Contains(got, c.want) {
+			t.Errorf("the answer to %s: %s, want %s", c.line, got, c.want)
+		}
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve at the end of its input: %v, want exit 0\n%s", err, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "a bad line from the stdio client"); n != 2 {
+		t.Errorf("%d bad lines logged, want 2:\n%s", n, stderr.String())
 	}
 }
