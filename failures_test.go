@@ -68,7 +68,7 @@ func TestOneConversationAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer shelf.Close()
-	if _, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Provider: toolshelf.Provider{Name: "gemini"}}); err == nil {
+	if _, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Provider: toolshelf.Provider{Name: "mistral"}}); err == nil {
 		t.Fatal("an unknown provider started a conversation")
 	}
 	if _, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: llmtest.New(), Session: &toolshelf.SessionConfig{Resume: filepath.Join(t.TempDir(), "missing.jsonl")}}); err == nil {

@@ -17,7 +17,7 @@ import (
 // this package links no SDK.
 type Provider struct {
 	// Name is a provider of [Providers]: [Anthropic], [OpenAI],
-	// [OpenAIChat] or [Emulator] (offline).
+	// [OpenAIChat], [Gemini] or [Emulator] (offline).
 	Name string
 	// Model is the model id; empty means the provider's
 	// [ProviderInfo.DefaultModel]. openai-chat has none and needs one.
@@ -59,6 +59,8 @@ const (
 	// OpenAIChat is Chat Completions: OpenAI's, and any compatible server's
 	// (Ollama, vLLM, llama.cpp, LM Studio).
 	OpenAIChat = "openai-chat"
+	// Gemini is Google's Gemini API.
+	Gemini = "gemini"
 	// Emulator answers offline, in process, with no key: the built-in
 	// provider emulator (package emulator) behind the adapter of the
 	// model's API, its model a stand-in that knows toolshelf (package
@@ -74,7 +76,7 @@ const (
 
 // ProviderInfo describes a provider of [Providers].
 type ProviderInfo struct {
-	// Name is the provider's name (Anthropic, OpenAI, OpenAIChat,
+	// Name is the provider's name (Anthropic, OpenAI, OpenAIChat, Gemini,
 	// Emulator).
 	Name string
 	// Summary says what it is in a few words, for help texts.
@@ -86,7 +88,8 @@ type ProviderInfo struct {
 	// when the provider needs one.
 	DefaultModel string
 	// KeyEnv names the environment variable an empty [Provider.APIKey] is
-	// read from; empty when none is.
+	// read from; empty when none is. Gemini's falls back on
+	// GOOGLE_API_KEY, which Google's SDK reads too.
 	KeyEnv string
 	// NeedsKey reports that the provider fails without a key.
 	NeedsKey bool
@@ -100,12 +103,15 @@ type ProviderInfo struct {
 	basePath string
 	// noKey is the key sent without one, "" when the provider needs one.
 	noKey string
+	// altKeyEnv is read when KeyEnv is empty.
+	altKeyEnv string
 }
 
 // The default models.
 const (
 	defaultClaude = "claude-opus-5-5"
 	defaultGPT    = "gpt-5.6-sol"
+	defaultGemini = "gemini-3.5-flash"
 )
 
 // providers is the provider table: every name, in the order help texts
@@ -117,6 +123,8 @@ var providers = []ProviderInfo{
 		KeyEnv: "OPENAI_API_KEY", NeedsKey: true, basePath: "/v1"},
 	{Name: OpenAIChat, Summary: "Chat Completions, OpenAI-compatible servers too", API: provider.OpenAIChat,
 		KeyEnv: "OPENAI_API_KEY", basePath: "/v1", noKey: "none"},
+	{Name: Gemini, Summary: "Google Gemini API", API: provider.Gemini, DefaultModel: defaultGemini,
+		KeyEnv: "GEMINI_API_KEY", altKeyEnv: "GOOGLE_API_KEY", NeedsKey: true},
 	{Name: Emulator, Summary: "offline, in process, no key",
 		DefaultModel: defaultClaude, Offline: true, noKey: "emulator"},
 }
@@ -176,7 +184,8 @@ func (p ProviderInfo) BaseURL(root string) string {
 
 // SuggestAPI returns the API a model's name suggests: Claude models speak
 // Anthropic Messages, OpenAI's own models (gpt-*, o1/o3/o4-*, codex-*,
-// chatgpt-*) the Responses API, and anything else (served by Ollama,
+// chatgpt-*) the Responses API, Google's (gemini-*) the Gemini API, and
+// anything else (served by Ollama,
 // vLLM, llama.cpp, LM Studio, ...) Chat Completions.
 func SuggestAPI(model string) provider.API {
 	for _, p := range []string{"claude*", "anthropic/*"} {
@@ -187,6 +196,11 @@ func SuggestAPI(model string) provider.API {
 	for _, p := range []string{"gpt-*", "o1*", "o3*", "o4*", "codex-*", "chatgpt-*"} {
 		if provider.Match(p, model) {
 			return provider.OpenAIResponses
+		}
+	}
+	for _, p := range []string{"gemini-*", "models/gemini-*"} {
+		if provider.Match(p, model) {
+			return provider.Gemini
 		}
 	}
 	return provider.OpenAIChat
@@ -226,9 +240,16 @@ func (p Provider) Resolve() (Provider, error) {
 	if p.APIKey == "" && info.KeyEnv != "" {
 		p.APIKey = os.Getenv(info.KeyEnv)
 	}
+	if p.APIKey == "" && info.altKeyEnv != "" {
+		p.APIKey = os.Getenv(info.altKeyEnv)
+	}
 	if p.APIKey == "" {
 		if info.NeedsKey {
-			return p, fmt.Errorf("toolshelf: provider %s needs an API key: set %s or Provider.APIKey", p.Name, info.KeyEnv)
+			env := info.KeyEnv
+			if info.altKeyEnv != "" {
+				env += " (or " + info.altKeyEnv + ")"
+			}
+			return p, fmt.Errorf("toolshelf: provider %s needs an API key: set %s or Provider.APIKey", p.Name, env)
 		}
 		p.APIKey = info.noKey // the SDKs want one
 	}

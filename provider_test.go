@@ -78,7 +78,7 @@ func TestProviderTable(t *testing.T) {
 	if !em.Offline || em.NeedsKey || em.KeyEnv != "" {
 		t.Errorf("the emulator is not offline and keyless: %+v", em)
 	}
-	for model, want := range map[string]provider.API{"claude-opus-5-5": provider.AnthropicMessages, "gpt-5.6-sol": provider.OpenAIResponses, "o3-mini": provider.OpenAIResponses, "llama3.3": provider.OpenAIChat} {
+	for model, want := range map[string]provider.API{"claude-opus-5-5": provider.AnthropicMessages, "gpt-5.6-sol": provider.OpenAIResponses, "o3-mini": provider.OpenAIResponses, "llama3.3": provider.OpenAIChat, "gemini-3.5-flash": provider.Gemini} {
 		if got := em.APIFor(model); got != want {
 			t.Errorf("the emulator speaks %s to %s, want %s", got, model, want)
 		}
@@ -91,10 +91,10 @@ func TestProviderMistakes(t *testing.T) {
 		p    toolshelf.Provider
 		want string
 	}{
-		{toolshelf.Provider{Name: "gemini"}, `unknown provider "gemini": use anthropic, openai, openai-chat or emulator`},
+		{toolshelf.Provider{Name: "mistral"}, `unknown provider "mistral": use anthropic, openai, openai-chat, gemini or emulator`},
 		{toolshelf.Provider{Name: toolshelf.OpenAIChat}, "needs a model"},
 		{toolshelf.Provider{Name: toolshelf.Anthropic, APIKey: "k", API: provider.OpenAIChat}, "speaks anthropic-messages, not openai-chat"},
-		{toolshelf.Provider{Name: toolshelf.Emulator, API: "gemini"}, `unknown API "gemini"`},
+		{toolshelf.Provider{Name: toolshelf.Emulator, API: "vertex"}, `unknown API "vertex"`},
 		{toolshelf.Provider{Name: toolshelf.Emulator, BaseURL: "http://127.0.0.1:8089"}, "runs in process and takes no BaseURL"},
 	} {
 		if _, err := c.p.Resolve(); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -50,7 +50,7 @@ func TestZeroValues(t *testing.T) {
 	if _, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{}); err == nil || !strings.Contains(err.Error(), "set AgentConfig.Model, or Provider.Name") {
 		t.Errorf("a conversation without a model: %v", err)
 	}
-	if _, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Provider: toolshelf.Provider{Name: "gemini"}}); err == nil || !strings.Contains(err.Error(), `unknown provider "gemini"`) {
+	if _, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Provider: toolshelf.Provider{Name: "mistral"}}); err == nil || !strings.Contains(err.Error(), `unknown provider "mistral"`) {
 		t.Errorf("an unknown provider: %v", err)
 	}
 	model := llmtest.New(llmtest.Say("hi"))

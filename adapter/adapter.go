@@ -9,6 +9,7 @@ import (
 	"github.com/toolshelf/toolshelf/internal/standin"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider/anthropic"
+	"github.com/toolshelf/toolshelf/provider/gemini"
 	"github.com/toolshelf/toolshelf/provider/openai"
 )
 
@@ -73,6 +74,9 @@ func onSDK(info toolshelf.ProviderInfo, p toolshelf.Provider, client *http.Clien
 		return openai.NewResponses(openaiConfig(p, client))
 	case toolshelf.OpenAIChat:
 		return openai.NewChat(openaiConfig(p, client))
+	case toolshelf.Gemini:
+		return gemini.New(gemini.Config{APIKey: p.APIKey, BaseURL: p.BaseURL, Model: p.Model, Capabilities: *p.Capabilities,
+			MaxTokens: p.MaxTokens, MaxRetries: p.MaxRetries, HTTPClient: client})
 	}
 	return nil, fmt.Errorf("adapter: provider %q has no adapter", info.Name)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 	"github.com/toolshelf/toolshelf/provider/anthropic"
+	"github.com/toolshelf/toolshelf/provider/gemini"
 	"github.com/toolshelf/toolshelf/provider/openai"
 	"github.com/toolshelf/toolshelf/tool"
 )
@@ -23,10 +24,13 @@ import (
 func TestEveryProviderHasAnAdapter(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	t.Setenv("GOOGLE_API_KEY", "")
 	isAPI := map[provider.API]func(llm.Model) bool{
 		provider.AnthropicMessages: func(m llm.Model) bool { _, ok := m.(*anthropic.Model); return ok },
 		provider.OpenAIResponses:   func(m llm.Model) bool { _, ok := m.(*openai.Responses); return ok },
 		provider.OpenAIChat:        func(m llm.Model) bool { _, ok := m.(*openai.Chat); return ok },
+		provider.Gemini:            func(m llm.Model) bool { _, ok := m.(*gemini.Model); return ok },
 	}
 	for _, p := range toolshelf.Providers() {
 		model := p.DefaultModel
@@ -60,7 +64,7 @@ func TestMistakes(t *testing.T) {
 		p    toolshelf.Provider
 		want string
 	}{
-		{adapter.Config{}, toolshelf.Provider{Name: "gemini"}, `unknown provider "gemini": use anthropic, openai, openai-chat or emulator`},
+		{adapter.Config{}, toolshelf.Provider{Name: "mistral"}, `unknown provider "mistral": use anthropic, openai, openai-chat, gemini or emulator`},
 		{adapter.Config{}, toolshelf.Provider{Name: toolshelf.Emulator, BaseURL: "http://127.0.0.1:8089"}, "runs in process and takes no BaseURL"},
 		{adapter.Config{Emulator: &emulator.Server{}}, toolshelf.Provider{Name: toolshelf.OpenAI, APIKey: "k"}, "Config.Emulator is for provider emulator, not openai"},
 	} {

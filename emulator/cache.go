@@ -52,6 +52,8 @@ func policyFor(api API, model string) policy {
 			}
 		}
 		return p
+	case Gemini:
+		return geminiPolicy(model)
 	default:
 		if explicitCacheModel(model) {
 			return policy{minTokens: 1024, reportWrites: true, defaultTTL: 30 * time.Minute}

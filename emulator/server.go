@@ -83,8 +83,9 @@ type Record struct {
 }
 
 // Server is the emulator: an http.Handler that speaks Anthropic Messages
-// (POST /v1/messages), OpenAI Responses (POST /v1/responses) and Chat
-// Completions (POST /v1/chat/completions).
+// (POST /v1/messages), OpenAI Responses (POST /v1/responses), Chat
+// Completions (POST /v1/chat/completions) and the Gemini API (POST
+// /v1beta/models/{model}:generateContent and :streamGenerateContent).
 type Server struct {
 	cfg     Config
 	counter *tokens.Counter
@@ -142,6 +143,15 @@ func route(path string) (api API, count, ok bool) {
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api, count, ok := route(r.URL.Path)
+	var c codec
+	if gc, isGemini := geminiRoute(r.URL); isGemini {
+		api, ok, c = Gemini, true, gc
+	}
+	if !ok && geminiLike(r.URL.Path) {
+		geminiCodec{}.writeError(w, &Error{Status: http.StatusNotFound, Type: "NOT_FOUND",
+			Message: fmt.Sprintf("Unknown request URL: %s %s. The emulator serves POST /v1beta/models/{model}:generateContent and :streamGenerateContent.", r.Method, r.URL.Path)})
+		return
+	}
 	if !ok {
 		// Answer in the shape of the API the path looks like.
 		c := s.codecs[OpenAIChat]
@@ -152,12 +162,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("Unknown request URL: %s %s. The emulator serves POST /v1/messages, /v1/messages/count_tokens, /v1/responses and /v1/chat/completions.", r.Method, r.URL.Path)})
 		return
 	}
-	c := s.codecs[api]
+	if c == nil {
+		c = s.codecs[api]
+	}
 	s.mu.Lock()
 	s.seq++
 	seq := s.seq
 	s.mu.Unlock()
 	rec := Record{Seq: seq, API: api, Key: APIKey(r.Header), CountTokens: count}
+	if api == Gemini {
+		rec.Key = geminiKey(r)
+	}
 	fail := func(e *Error) {
 		rec.Status, rec.Error = e.Status, e.Message
 		s.observe(rec)
@@ -166,6 +181,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		fail(&Error{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Code: "method_not_allowed",
 			Message: fmt.Sprintf("Method %s is not allowed; use POST.", r.Method)})
+		return
+	}
+	if rec.Key == "" && api == Gemini {
+		fail(geminiNoKey())
 		return
 	}
 	if rec.Key == "" {
@@ -320,11 +339,13 @@ func authType(api API) string {
 // DefaultContextWindow returns the prompt token limit the emulator
 // applies to a model when Config.ContextWindow is zero: 200,000 for
 // Claude models, 400,000 for OpenAI's gpt-5 and later on Responses,
-// 128,000 otherwise.
+// 1,048,576 for the Gemini API, 128,000 otherwise.
 func DefaultContextWindow(api API, model string) int {
 	switch {
 	case api == AnthropicMessages:
 		return 200_000
+	case api == Gemini:
+		return 1_048_576
 	case strings.HasPrefix(model, "gpt-5") || strings.HasPrefix(model, "gpt-6"):
 		return 400_000
 	}

@@ -23,10 +23,13 @@ const (
 	// OpenAIChat is the Chat Completions API of OpenAI and of the servers
 	// that copy it (Ollama, vLLM, llama.cpp, LM Studio, DeepSeek, ...).
 	OpenAIChat API = "openai-chat"
+	// Gemini is Google's Gemini API (generateContent and
+	// streamGenerateContent).
+	Gemini API = "gemini"
 )
 
 // APIs lists the wire formats in a fixed order.
-var APIs = []API{AnthropicMessages, OpenAIResponses, OpenAIChat}
+var APIs = []API{AnthropicMessages, OpenAIResponses, OpenAIChat, Gemini}
 
 // Anchor is how an additions-class model receives tools added
 // mid-conversation.
@@ -75,6 +78,9 @@ var classes = map[API][]llm.ToolSupport{
 	AnthropicMessages: {llm.ToolsChanges, llm.ToolsText, llm.ToolsNone, llm.ToolsBridge},
 	OpenAIResponses:   {llm.ToolsAdditions, llm.ToolsText, llm.ToolsNone, llm.ToolsBridge},
 	OpenAIChat:        {llm.ToolsAdditions, llm.ToolsText, llm.ToolsNone, llm.ToolsBridge},
+	// The Gemini API has no system role after systemInstruction: updates
+	// collapse into it (none), or travel as user text (bridge).
+	Gemini: {llm.ToolsNone, llm.ToolsBridge},
 }
 
 // anchors lists the anchors each API can send.
@@ -254,6 +260,8 @@ func DefaultTable() Table {
 		Rule{API: OpenAIChat, Tools: llm.ToolsNone, Note: "OpenAI-compatible servers: one system message at the start"},
 		Rule{API: OpenAIChat, Model: "kimi-*", Tools: llm.ToolsAdditions, MidConversationText: yes, Anchor: AnchorSystemTools,
 			Note: "Kimi: tool-bearing system messages mid-conversation"},
+		Rule{API: Gemini, Tools: llm.ToolsNone, MidConversationText: no,
+			Note: "Google models: collapsed into systemInstruction, as the reference renders them; bridge keeps the cache"},
 	)
 	return t
 }

@@ -69,7 +69,7 @@ func TestParseRulesErrors(t *testing.T) {
 		`{"model":"x"}`:                     "expected a JSON array",
 		`[{"model":"x","tool":"bridge"}]`:   "unknown field",
 		`[{"model":"x","tools":"bridges"}]`: `unknown tools class "bridges"`,
-		`[{"api":"gemini"}]`:                `unknown api "gemini"`,
+		`[{"api":"vertex"}]`:                `unknown api "vertex"`,
 		`[{"anchor":"items"}]`:              `unknown anchor "items"`,
 	} {
 		_, err := ParseRules([]byte(in))
@@ -89,7 +89,7 @@ func TestCheck(t *testing.T) {
 	if err := (Capabilities{Tools: llm.ToolsAdditions, Anchor: AnchorToolSearch}).Check(OpenAIChat); err == nil || !strings.Contains(err.Error(), "system_tools") {
 		t.Errorf("tool_search anchor on Chat: %v", err)
 	}
-	if err := (Capabilities{Tools: llm.ToolsBridge}).Check("gemini"); err == nil {
+	if err := (Capabilities{Tools: llm.ToolsBridge}).Check("vertex"); err == nil {
 		t.Error("unknown API accepted")
 	}
 	for _, api := range APIs {

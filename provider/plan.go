@@ -269,8 +269,11 @@ func (p *Plan) buildAdditions(msgs []llm.Message, rest int) {
 
 // ValidName returns the pattern an API's tool names must match.
 func ValidName(api API) *regexp.Regexp {
-	if api == AnthropicMessages {
+	switch api {
+	case AnthropicMessages:
 		return anthropicName
+	case Gemini:
+		return geminiName
 	}
 	return openAIName
 }
@@ -278,6 +281,10 @@ func ValidName(api API) *regexp.Regexp {
 var (
 	anthropicName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
 	openAIName    = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	// geminiName is the Gemini API's function name: a letter or
+	// underscore first, then letters, digits, underscores, dots, colons
+	// and dashes, 64 in all.
+	geminiName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$`)
 )
 
 // CheckNames reports the first tool the plan declares to the API (at the

@@ -21,9 +21,10 @@ func newEmulateCmd(e *env) *cobra.Command {
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "emulate",
-		Short: "Run the provider emulator: Anthropic and OpenAI wire formats with a prompt-cache simulator",
+		Short: "Run the provider emulator: Anthropic, OpenAI and Gemini wire formats with a prompt-cache simulator",
 		Long: `emulate serves POST /v1/messages (Anthropic Messages, and /v1/messages/count_tokens),
-/v1/responses (OpenAI Responses) and /v1/chat/completions (Chat Completions), streaming and not. Requests are validated the way the
+/v1/responses (OpenAI Responses), /v1/chat/completions (Chat Completions) and
+/v1beta/models/{model}:generateContent and :streamGenerateContent (Gemini), streaming and not. Requests are validated the way the
 real APIs validate them and answered with their error shapes; the usage of every answer reports
 cache reads and writes as the providers' prompt caches would, so you can point your own agent at
 it (base URL http://<listen>, any API key) and see what its tool handling does to the cache
@@ -68,7 +69,9 @@ Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"
 			root := "http://" + ln.Addr().String()
 			anth, _ := toolshelf.ProviderOf(provider.AnthropicMessages)
 			oai, _ := toolshelf.ProviderOf(provider.OpenAIResponses)
-			fmt.Fprintf(e.stdout, "emulator listening on %s (Anthropic base URL %s, OpenAI base URL %s)\n", root, anth.BaseURL(root), oai.BaseURL(root))
+			gem, _ := toolshelf.ProviderOf(provider.Gemini)
+			fmt.Fprintf(e.stdout, "emulator listening on %s (Anthropic base URL %s, OpenAI base URL %s, Gemini base URL %s)\n",
+				root, anth.BaseURL(root), oai.BaseURL(root), gem.BaseURL(root))
 			if w := beyondLoopback(ln.Addr()); w != "" {
 				fmt.Fprintln(e.stderr, "toolshelf: warning: "+w)
 			}

@@ -62,7 +62,7 @@ func TestCapabilitiesRulesFileAndClass(t *testing.T) {
 	}{
 		{[]string{"capabilities", "--class", "additions", "--provider", "anthropic", "claude-opus-5-5"}, `tool class "additions" is not available on anthropic-messages`},
 		{[]string{"capabilities", "--class", "magic", "x"}, `unknown --class "magic"`},
-		{[]string{"capabilities", "--provider", "gemini", "x"}, `unknown --provider "gemini"`},
+		{[]string{"capabilities", "--provider", "mistral", "x"}, `unknown --provider "mistral"`},
 		{[]string{"capabilities", "--capabilities", filepath.Join(t.TempDir(), "missing.json")}, "reading capability rules"},
 	} {
 		code, _, errOut := run(t, c.args...)

@@ -275,7 +275,7 @@ func (r *agentRun) provider() (toolshelf.Provider, func(toolshelf.Provider) (llm
 // defaultProvider is the provider of a run without --provider: the first
 // of the table whose key is in the environment and that has a default
 // model (anthropic with ANTHROPIC_API_KEY, else openai with
-// OPENAI_API_KEY), else the emulator.
+// OPENAI_API_KEY, else gemini with GEMINI_API_KEY), else the emulator.
 func defaultProvider() string {
 	for _, p := range toolshelf.Providers() {
 		if p.NeedsKey && p.DefaultModel != "" && os.Getenv(p.KeyEnv) != "" {

@@ -15,9 +15,11 @@ import (
 	"testing"
 
 	"github.com/toolshelf/toolshelf/agent"
+	"github.com/toolshelf/toolshelf/emulator"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 	"github.com/toolshelf/toolshelf/provider/anthropic"
+	"github.com/toolshelf/toolshelf/provider/gemini"
 	"github.com/toolshelf/toolshelf/provider/openai"
 	"github.com/toolshelf/toolshelf/search"
 	"github.com/toolshelf/toolshelf/tool"
@@ -124,6 +126,9 @@ type server struct {
 	// removes a tool and cleared by the next request.
 	updates, toolUpdates atomic.Int64
 	removed              atomic.Bool
+	// check validates the Gemini bodies as the API does: the emulator's
+	// Gemini checks.
+	check *emulator.Server
 }
 
 // mark is what happened between the previous request and this one.
@@ -155,8 +160,13 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rep.args = fmt.Sprintf(`{"name":%q,"arguments":%s}`, rep.tool, rep.args)
 		rep.tool = llm.CallToolName
 	}
+	if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
+		s.checkGemini(r, n, body)
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	switch {
+	case strings.HasSuffix(r.URL.Path, ":streamGenerateContent"):
+		writeGemini(w, rep)
 	case strings.HasSuffix(r.URL.Path, "/messages"):
 		writeAnthropic(w, n, rep)
 	case strings.HasSuffix(r.URL.Path, "/responses"):
@@ -196,6 +206,31 @@ func writeAnthropic(w io.Writer, n int, rep reply) {
 	sse(w, "message_delta", obj{"type": "message_delta", "delta": obj{"stop_reason": stop, "stop_sequence": nil},
 		"usage": obj{"input_tokens": 100, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 5}})
 	sse(w, "message_stop", obj{"type": "message_stop"})
+}
+
+// checkGemini sends a Gemini body to the emulator, which must accept it.
+func (s *server) checkGemini(r *http.Request, n int, body []byte) {
+	if s.check == nil {
+		return
+	}
+	req := httptest.NewRequest(http.MethodPost, r.URL.String(), bytes.NewReader(body))
+	req.Header = r.Header.Clone()
+	rec := httptest.NewRecorder()
+	s.check.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		s.t.Errorf("request %d: the emulator answers %d: %s\n%s", n, rec.Code, rec.Body, body)
+	}
+}
+
+func writeGemini(w io.Writer, rep reply) {
+	part := obj{"text": rep.text}
+	if rep.tool != "" {
+		var args any
+		_ = json.Unmarshal([]byte(rep.args), &args)
+		part = obj{"functionCall": obj{"name": rep.tool, "args": args}}
+	}
+	sse(w, "", obj{"candidates": []any{obj{"content": obj{"parts": []any{part}, "role": "model"}, "finishReason": "STOP", "index": 0}},
+		"usageMetadata": obj{"promptTokenCount": 100, "candidatesTokenCount": 5, "totalTokenCount": 105}, "modelVersion": "m"})
 }
 
 func writeResponses(w io.Writer, n int, rep reply) {
@@ -263,7 +298,11 @@ func writeChat(w io.Writer, n int, rep reply) {
 // request bodies and marks.
 func run(t *testing.T, newModel func(baseURL string) llm.Model, bridge bool) ([][]byte, []mark) {
 	t.Helper()
-	srv := &server{t: t, bridge: bridge}
+	check, err := emulator.New(emulator.Config{Responder: emulator.Echo{}, ContextWindow: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &server{t: t, bridge: bridge, check: check}
 	for _, st := range script() {
 		srv.replies = append(srv.replies, st.replies...)
 	}
@@ -314,8 +353,10 @@ func run(t *testing.T, newModel func(baseURL string) llm.Model, bridge bool) ([]
 
 // conversation names the body field that holds the conversation.
 func conversation(body map[string]json.RawMessage) string {
-	if _, ok := body["input"]; ok {
-		return "input"
+	for _, k := range []string{"input", "contents"} {
+		if _, ok := body[k]; ok {
+			return k
+		}
 	}
 	return "messages"
 }
@@ -449,6 +490,20 @@ func chatModel(t *testing.T, model string, caps *provider.Capabilities) func(str
 	}
 }
 
+func geminiModel(t *testing.T, model string, caps *provider.Capabilities) func(string) llm.Model {
+	return func(baseURL string) llm.Model {
+		c := provider.DefaultTable().Lookup(provider.Gemini, model)
+		if caps != nil {
+			c = *caps
+		}
+		m, err := gemini.New(gemini.Config{APIKey: "test", BaseURL: baseURL, Model: model, Capabilities: c, MaxRetries: noRetries()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+}
+
 func with(c provider.Capabilities, f func(*provider.Capabilities)) *provider.Capabilities {
 	f(&c)
 	return &c
@@ -476,6 +531,8 @@ func TestPrefixInvariant(t *testing.T) {
 		{"chat text", chatModel(t, "qwen3", &provider.Capabilities{Tools: llm.ToolsText, MidConversationText: true}), llm.ToolsText},
 		{"chat bridge", chatModel(t, "qwen3", bridgeOf(provider.OpenAIChat, "qwen3")), llm.ToolsBridge},
 		{"chat none", chatModel(t, "qwen3", nil), llm.ToolsNone},
+		{"gemini bridge", geminiModel(t, "gemini-3.5-flash", bridgeOf(provider.Gemini, "gemini-3.5-flash")), llm.ToolsBridge},
+		{"gemini none", geminiModel(t, "gemini-3.5-flash", nil), llm.ToolsNone},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
