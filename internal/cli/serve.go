@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -49,7 +50,8 @@ answers at once, and a search waits for servers still connecting. Tools hidden i
 file ("toolExposure": {"delete_*": "hidden"}) are denied on every surface. Every search and call
 is appended to the metrics log (read it with toolshelf stats). Scripts of the code tool run
 --max-scripts at a time over every client, each in its own VM under --script-timeout and
---script-memory; one past the bound waits up to --queue-wait, then is refused.`,
+--script-memory; one past the bound waits up to --queue-wait, then is refused. Once it serves, serve
+says so on one line of stderr (a JSON record under --log-format json); Ctrl-C stops it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := gateway.ParseSurface(surface)
@@ -101,6 +103,7 @@ is appended to the metrics log (read it with toolshelf stats). Scripts of the co
 			if list {
 				return listSurface(e, shelf, g, s, wait)
 			}
+			e.ready(s, ln, len(cfg.Servers), path)
 			if ln == nil {
 				err := g.ServeStdio(e.ctx, s, io.NopCloser(e.stdin), nopWriteCloser{e.stdout})
 				if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
@@ -108,7 +111,6 @@ is appended to the metrics log (read it with toolshelf stats). Scripts of the co
 				}
 				return err
 			}
-			fmt.Fprintf(e.stderr, "toolshelf gateway on http://%s/mcp (meta), /mcp/direct (direct), /mcp/codemode (codemode)\n", ln.Addr())
 			hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 			return serveUntilDone(e.ctx, hs, ln)
 		},
@@ -184,3 +186,31 @@ func listenGateway(addr, token string) (net.Listener, error) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// ready tells a person who started serve by hand that the gateway serves,
+// on one line of stderr: where (stdio and the surface, or the HTTP URL),
+// how many servers of which file, and how to stop it. With --log-format
+// json it is a JSON log record instead ("gateway ready"), so that stderr
+// stays JSON lines. Over stdio, stdout is the protocol's and stays
+// untouched.
+func (e *env) ready(s gateway.Surface, ln net.Listener, servers int, path string) {
+	if e.logs.format == logJSON {
+		attrs := []any{"servers", servers, "mcp", path}
+		if ln != nil {
+			attrs = append(attrs, "url", "http://"+ln.Addr().String()+"/mcp")
+		} else {
+			attrs = append(attrs, "transport", "stdio", "surface", string(s))
+		}
+		slog.New(newLogHandler(e.stderr, logJSON, false, slog.LevelInfo)).Info("gateway ready", attrs...)
+		return
+	}
+	of := fmt.Sprintf("%d servers of %s", servers, path)
+	if servers == 1 {
+		of = "1 server of " + path
+	}
+	if ln != nil {
+		printf(e.stderr, "toolshelf gateway on http://%s/mcp (and /direct, /codemode): %s; Ctrl-C stops it\n", ln.Addr(), of)
+		return
+	}
+	printf(e.stderr, "toolshelf gateway on stdio (%s surface): %s; waiting for a client on stdin, Ctrl-C stops it\n", s, of)
+}
