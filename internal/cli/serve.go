@@ -76,7 +76,9 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 				}
 				defer ln.Close()
 			}
-			logger := e.logger(true)
+			// The MCP SDK logs its own end as an error when asked to stop;
+			// a requested stop is not one.
+			logger := slog.New(quietStop{e.ctx, e.logger(true).Handler()})
 			servers, always := gateway.ShelfConfig(cfg.Servers)
 			scfg := toolshelf.Config{Servers: servers, Logger: logger, ClientName: "toolshelf", ClientVersion: version()}
 			if metrics != metricsOff {
@@ -105,14 +107,18 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 			}
 			e.ready(s, ln, len(cfg.Servers), path)
 			if ln == nil {
-				err := g.ServeStdio(e.ctx, s, io.NopCloser(e.stdin), nopWriteCloser{e.stdout})
-				if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+				err = g.ServeStdio(e.ctx, s, io.NopCloser(e.stdin), nopWriteCloser{e.stdout})
+				if errors.Is(err, io.EOF) {
 					return nil
 				}
-				return err
+			} else {
+				hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+				err = serveUntilDone(e.ctx, hs, ln)
 			}
-			hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-			return serveUntilDone(e.ctx, hs, ln)
+			if e.ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				return nil // a requested stop (Ctrl-C, SIGTERM): a clean exit
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -213,4 +219,39 @@ func (e *env) ready(s gateway.Surface, ln net.Listener, servers int, path string
 		return
 	}
 	printf(e.stderr, "toolshelf gateway on stdio (%s surface): %s; waiting for a client on stdin, Ctrl-C stops it\n", s, of)
+}
+
+// quietStop is a log handler that drops the records of a requested stop:
+// once ctx is done, a record whose error is context.Canceled (the MCP SDK
+// logs "server run cancelled" as an error) says nothing went wrong.
+type quietStop struct {
+	ctx context.Context
+	slog.Handler
+}
+
+// Handle drops a record of the stop and passes on every other.
+func (q quietStop) Handle(ctx context.Context, r slog.Record) error {
+	if q.ctx.Err() != nil {
+		stop := false
+		r.Attrs(func(a slog.Attr) bool {
+			if err, ok := a.Value.Resolve().Any().(error); ok && errors.Is(err, context.Canceled) {
+				stop = true
+			}
+			return !stop
+		})
+		if stop {
+			return nil
+		}
+	}
+	return q.Handler.Handle(ctx, r)
+}
+
+// WithAttrs returns the handler with attrs, still quiet on a stop.
+func (q quietStop) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return quietStop{q.ctx, q.Handler.WithAttrs(attrs)}
+}
+
+// WithGroup returns the handler with a group, still quiet on a stop.
+func (q quietStop) WithGroup(name string) slog.Handler {
+	return quietStop{q.ctx, q.Handler.WithGroup(name)}
 }
