@@ -168,10 +168,12 @@ func lintPlural(n int, word string) string {
 	return word + "s"
 }
 
-// writeLintFindings prints the findings grouped by server and tool: every
-// one with all, else the lintShown most severe (the first of a severity
-// first) and a line saying how many more --all prints.
+// writeLintFindings prints the findings grouped by server and tool, each
+// wrapped to the output's width: every one with all, else the lintShown
+// most severe (the first of a severity first) and a line saying how many
+// more --all prints.
 func writeLintFindings(e *env, rep *lint.Report, all bool) {
+	width := outputWidth(e.stdout)
 	shown := make([]int, len(rep.Findings))
 	for i := range shown {
 		shown[i] = i
@@ -206,8 +208,8 @@ func writeLintFindings(e *env, rep *lint.Report, all bool) {
 		if f.Path != "" {
 			where = " [" + f.Path + "]"
 		}
-		printf(e.stdout, "  %-7s %s%s: %s\n", f.Severity, f.Rule, where, f.Message)
-		printf(e.stdout, "          fix: %s\n", f.Fix)
+		printf(e.stdout, "%s", wrapIndented(fmt.Sprintf("%s%s: %s", f.Rule, where, f.Message), fmt.Sprintf("  %-7s ", f.Severity), "          ", width))
+		printf(e.stdout, "%s", wrapIndented(f.Fix, "          fix: ", "               ", width))
 	}
 	if n := len(rep.Findings) - len(shown); n > 0 {
 		printf(e.stdout, "\n%d more %s not shown: --all prints every one, --json the whole report\n", n, lintPlural(n, "finding"))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // writeLintCatalog writes a catalog file for server name with the given
@@ -218,6 +219,11 @@ func TestLintSummaryFirstAndBounded(t *testing.T) {
 	code, out, _ = run(t, "lint", "--catalog", path, "--disable", "unreachable", "--disable", "near-duplicate", "--all")
 	if code != 0 || strings.Count(out, "\n  warning ") != 30 || strings.Count(out, "\n  info ") != 30 || strings.Contains(out, "not shown") {
 		t.Errorf("--all: exit %d, not every finding:\n%s", code, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > maxWidth {
+			t.Errorf("a line of %d columns, over %d: %s", n, maxWidth, line)
+		}
 	}
 	if code, _, errOut := run(t, "lint", "--catalog", path, "--disable", "unreachable", "--disable", "near-duplicate", "--fail-on", "warning"); code != 1 || !strings.Contains(errOut, "30 findings at or above warning") {
 		t.Errorf("--fail-on warning: exit %d, stderr %q; want 1", code, errOut)
