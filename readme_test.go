@@ -2,6 +2,8 @@ package toolshelf_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,3 +85,56 @@ func TestREADMELibraryProgram(t *testing.T) {
 
 // libraryPrompt is the prompt the README runs the library program with.
 const libraryPrompt = "what is the weather forecast"
+
+// TestREADMEClaudeMCPAddNamesDiffer checks that the README's claude mcp add
+// lines, run in order on a fresh machine, all succeed: each adds a server
+// of its own name, since Claude Code refuses a name it has already ("MCP
+// server toolshelf already exists").
+func TestREADMEClaudeMCPAddNamesDiffer(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for i, line := range strings.Split(string(readme), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "claude mcp add ")
+		if !ok {
+			continue
+		}
+		name, err := claudeMCPAddName(strings.Fields(rest))
+		if err != nil {
+			t.Errorf("README.md:%d: %v: %s", i+1, err, line)
+			continue
+		}
+		if first, dup := seen[name]; dup {
+			t.Errorf("README.md:%d adds the MCP server %q again (first at line %d): the second claude mcp add fails with \"already exists\"; give each its own name", i+1, name, first)
+			continue
+		}
+		seen[name] = i + 1
+	}
+	if len(seen) == 0 {
+		t.Fatal("README.md has no claude mcp add line; this test reads them")
+	}
+}
+
+// claudeMCPAddName returns the server name of claude mcp add's arguments:
+// the first one that is neither a flag nor a flag's value.
+func claudeMCPAddName(args []string) (string, error) {
+	withValue := map[string]bool{"--scope": true, "-s": true, "--transport": true, "-t": true, "--env": true, "-e": true, "--header": true, "-H": true}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return "", errors.New("no server name before --")
+		case withValue[a]:
+			i++
+		case strings.HasPrefix(a, "-"):
+			if _, _, ok := strings.Cut(a, "="); !ok {
+				return "", fmt.Errorf("flag %s is unknown to this test: teach claudeMCPAddName whether it takes a value", a)
+			}
+		default:
+			return a, nil
+		}
+	}
+	return "", errors.New("no server name")
+}

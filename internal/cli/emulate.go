@@ -24,12 +24,12 @@ func newEmulateCmd(e *env) *cobra.Command {
 		Short: "Run the provider emulator: Anthropic, OpenAI and Gemini wire formats with a prompt-cache simulator",
 		Long: `emulate serves POST /v1/messages (Anthropic Messages, and /v1/messages/count_tokens),
 /v1/responses (OpenAI Responses), /v1/chat/completions (Chat Completions) and
-/v1beta/models/{model}:generateContent and :streamGenerateContent (Gemini), streaming and not. Requests are validated the way the
-real APIs validate them and answered with their error shapes; the usage of every answer reports
-cache reads and writes as the providers' prompt caches would, so you can point your own agent at
-it (base URL http://<listen>, any API key) and see what its tool handling does to the cache
-before paying for it. Each request is logged on stderr: api, model, status, input tokens, cache
-read / write, and what an ideal cache could have served.
+/v1beta/models/{model}:generateContent and :streamGenerateContent (Gemini), streaming and not.
+Requests are validated the way the real APIs validate them and answered with their error shapes;
+the usage of every answer reports cache reads and writes as the providers' prompt caches would, so
+you can point your own agent at it (base URL http://<listen>, any API key) and see what its tool
+handling does to the cache before paying for it. Each request is logged on stderr: api, model,
+status, input tokens, cache read / write, and what an ideal cache could have served.
 
 Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"name": ...,
 "arguments": {...}}]}, played in order) or, without it, echo the last user message.`,

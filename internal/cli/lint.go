@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -18,6 +20,10 @@ import (
 // lintFailNever is the --fail-on value that never fails.
 const lintFailNever = "never"
 
+// lintShown is how many findings lint prints without --all, the most
+// severe first.
+const lintShown = 20
+
 func newLintCmd(e *env) *cobra.Command {
 	var (
 		catalogs []string
@@ -26,6 +32,7 @@ func newLintCmd(e *env) *cobra.Command {
 		k        int
 		failOn   string
 		disable  []string
+		all      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "lint [flags]",
@@ -37,15 +44,18 @@ the model nothing, consistent and collision-free names, and whether each tool ra
 in the top k of the default ranker for a query made from its own name or
 description. docs/authoring-tools.md explains every rule.
 
-Output: the findings grouped by server and tool, then a summary (findings per
-rule, unreachable tools, the tokens --fix would save). --fix prints the slimmed
-parameter schemas instead of the findings: restating parameter descriptions,
-examples and defaults repeated in prose removed, nothing else changed.
+Output: the summary first (findings per rule that found any, unreachable tools,
+the tokens --fix would save), then the 20 most severe findings grouped by server
+and tool; --all prints every finding, every unreachable tool and the savings per
+server. --fix prints the slimmed parameter schemas instead of the findings:
+restating parameter descriptions, examples and defaults repeated in prose
+removed, nothing else changed.
 
-The exit status is 1 when a finding at or above --fail-on exists (for CI), 2 for
-a usage error.`,
+Exit status: 0 when no finding is at or above --fail-on (default error, so
+warnings and info, which only a server's author can fix, do not fail); 1 when
+one is (--fail-on warning gates your own servers in CI); 2 for a usage error.`,
 		Example: `  toolshelf lint
-  toolshelf lint --catalog ./my-server.json --fail-on error
+  toolshelf lint --catalog ./my-server.json --fail-on warning
   toolshelf lint --catalog ./servers --fix
   toolshelf lint --json --disable unreachable`,
 		Args: noArgs,
@@ -81,8 +91,8 @@ a usage error.`,
 				writeLintFixes(e, rep)
 				writeLintSavings(e, rep)
 			default:
-				writeLintFindings(e, rep)
-				writeLintSummary(e, rep)
+				writeLintSummary(e, rep, all)
+				writeLintFindings(e, rep, all)
 			}
 			if threshold == 0 {
 				return nil
@@ -97,7 +107,8 @@ a usage error.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole report as JSON (it holds the slimmed schemas too)")
 	cmd.Flags().BoolVar(&fix, "fix", false, "print the slimmed parameter schemas, one per tool that changes, with their tokens before and after")
 	cmd.Flags().IntVar(&k, "k", lint.DefaultK, "rank a tool must reach for a query made from its name or description")
-	cmd.Flags().StringVar(&failOn, "fail-on", lint.Warning.String(), "exit with status 1 when a finding of this severity or worse exists: error, warning, info or never")
+	cmd.Flags().StringVar(&failOn, "fail-on", lint.Error.String(), "exit with status 1 when a finding of this severity or worse exists: error, warning, info or never")
+	cmd.Flags().BoolVar(&all, "all", false, fmt.Sprintf("print every finding (not only the %d most severe), every unreachable tool and the savings per server", lintShown))
 	cmd.Flags().StringArrayVar(&disable, "disable", nil, "rule id not to run (repeatable), e.g. unreachable")
 	return cmd
 }
@@ -157,10 +168,27 @@ func lintPlural(n int, word string) string {
 	return word + "s"
 }
 
-// writeLintFindings prints the findings grouped by server and tool.
-func writeLintFindings(e *env, rep *lint.Report) {
+// writeLintFindings prints the findings grouped by server and tool, each
+// wrapped to the output's width: every one with all, else the lintShown
+// most severe (the first of a severity first) and a line saying how many
+// more --all prints.
+func writeLintFindings(e *env, rep *lint.Report, all bool) {
+	width := outputWidth(e.stdout)
+	shown := make([]int, len(rep.Findings))
+	for i := range shown {
+		shown[i] = i
+	}
+	if !all && len(shown) > lintShown {
+		slices.SortStableFunc(shown, func(a, b int) int { return cmp.Compare(rep.Findings[b].Severity, rep.Findings[a].Severity) })
+		shown = shown[:lintShown]
+		slices.Sort(shown)
+	}
+	if len(shown) > 0 {
+		fmt.Fprintln(e.stdout)
+	}
 	server, tool := "\x00", "\x00"
-	for _, f := range rep.Findings {
+	for _, i := range shown {
+		f := rep.Findings[i]
 		if f.Server != server {
 			if server != "\x00" {
 				fmt.Fprintln(e.stdout)
@@ -180,22 +208,23 @@ func writeLintFindings(e *env, rep *lint.Report) {
 		if f.Path != "" {
 			where = " [" + f.Path + "]"
 		}
-		printf(e.stdout, "  %-7s %s%s: %s\n", f.Severity, f.Rule, where, f.Message)
-		printf(e.stdout, "          fix: %s\n", f.Fix)
+		printf(e.stdout, "%s", wrapIndented(fmt.Sprintf("%s%s: %s", f.Rule, where, f.Message), fmt.Sprintf("  %-7s ", f.Severity), "          ", width))
+		printf(e.stdout, "%s", wrapIndented(f.Fix, "          fix: ", "               ", width))
 	}
-	if len(rep.Findings) > 0 {
-		fmt.Fprintln(e.stdout)
+	if n := len(rep.Findings) - len(shown); n > 0 {
+		printf(e.stdout, "\n%d more %s not shown: --all prints every one, --json the whole report\n", n, lintPlural(n, "finding"))
 	}
 }
 
-// writeLintSummary prints the counts per rule, the unreachable tools and
-// the savings.
-func writeLintSummary(e *env, rep *lint.Report) {
+// writeLintSummary prints the counts per rule that found anything, the
+// unreachable tools (at most lintShown without all) and the savings (per
+// server with all, else the total).
+func writeLintSummary(e *env, rep *lint.Report, all bool) {
 	bySev := map[lint.Severity]int{}
 	for _, f := range rep.Findings {
 		bySev[f.Severity]++
 	}
-	fmt.Fprintf(e.stdout, "Summary: %d tools of %d %s, %d %s (%d %s, %d %s, %d info)\n\n",
+	fmt.Fprintf(e.stdout, "Summary: %d tools of %d %s, %d %s (%d %s, %d %s, %d info)\n",
 		rep.Tools, rep.Servers, lintPlural(rep.Servers, "server"), len(rep.Findings), lintPlural(len(rep.Findings), "finding"),
 		bySev[lint.Error], lintPlural(bySev[lint.Error], "error"), bySev[lint.Warning], lintPlural(bySev[lint.Warning], "warning"), bySev[lint.Info])
 	sev := map[string]lint.Severity{}
@@ -203,20 +232,25 @@ func writeLintSummary(e *env, rep *lint.Report) {
 		sev[r.ID] = r.Severity
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "rule\tseverity\tfindings")
 	for _, c := range rep.Counts {
-		fmt.Fprintf(tw, "%s\t%s\t%d\n", c.Rule, sev[c.Rule], c.Count)
+		if c.Count > 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%d\n", c.Rule, sev[c.Rule], c.Count)
+		}
 	}
 	tw.Flush()
 	switch {
 	case rep.Unreachable == nil: // the rule did not run
 	case len(rep.Unreachable) == 0:
-		fmt.Fprintf(e.stdout, "\nUnreachable: none; every tool ranks in the top %d for a query made from its name or description\n", rep.K)
+		fmt.Fprintf(e.stdout, "Unreachable: none; every tool ranks in the top %d for a query made from its name or description\n", rep.K)
 	default:
-		fmt.Fprintf(e.stdout, "\nUnreachable: %d %s outside the top %d for every query made from their name and description\n",
+		fmt.Fprintf(e.stdout, "Unreachable: %d %s outside the top %d for every query made from their name and description\n",
 			len(rep.Unreachable), lintPlural(len(rep.Unreachable), "tool"), rep.K)
 		tw = tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-		for _, u := range rep.Unreachable {
+		unreachable := rep.Unreachable
+		if !all {
+			unreachable = unreachable[:min(lintShown, len(unreachable))]
+		}
+		for _, u := range unreachable {
 			rank := fmt.Sprintf(">%d", lint.SearchDepth)
 			if u.BestRank > 0 {
 				rank = fmt.Sprint(u.BestRank)
@@ -224,9 +258,15 @@ func writeLintSummary(e *env, rep *lint.Report) {
 			printf(tw, "  %s/%s\tbest rank %s\tfor %q\tbelow %s\n", u.Server, u.Tool, rank, u.BestQuery, strings.Join(lintFirst(u.Outranked, 3), ", "))
 		}
 		tw.Flush()
+		if n := len(rep.Unreachable) - len(unreachable); n > 0 {
+			printf(e.stdout, "  and %d more (--all)\n", n)
+		}
 	}
-	fmt.Fprintln(e.stdout)
-	writeLintSavings(e, rep)
+	if all {
+		writeLintSavings(e, rep)
+	} else {
+		writeLintTotal(e, rep)
+	}
 }
 
 // writeLintSavings prints what --fix saves per server and in total.
@@ -242,6 +282,11 @@ func writeLintSavings(e *env, rep *lint.Report) {
 			fmt.Fprintf(e.stdout, "%-*s  %6d  %8d  %8d  %6d\n", width, show(s.Server), s.Tools, s.Before, s.After, s.Before-s.After)
 		}
 	}
+	writeLintTotal(e, rep)
+}
+
+// writeLintTotal prints what --fix saves in all.
+func writeLintTotal(e *env, rep *lint.Report) {
 	saved := rep.TokensBefore - rep.TokensAfter
 	pct := 0.0
 	if rep.TokensBefore > 0 {

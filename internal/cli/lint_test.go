@@ -2,10 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // writeLintCatalog writes a catalog file for server name with the given
@@ -25,14 +27,23 @@ func TestLintBuiltinCatalog(t *testing.T) {
 		t.Skip("lints the whole corpus three times; go test without -short runs it")
 	}
 	code, out, errOut := run(t, "lint")
-	if code != 1 || !strings.Contains(errOut, "at or above warning (--fail-on warning)") {
-		t.Fatalf("exit %d, stderr %q: want 1 for the corpus's warnings", code, errOut)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q: want 0, the corpus has warnings but no errors", code, errOut)
 	}
-	for _, want := range []string{"== github\n", "  warning ", "          fix: ", "Summary: 1564 tools of 53 servers",
-		"\nrule ", "description-length", "\nUnreachable: ", "--fix saves "} {
+	if !strings.HasPrefix(out, "Summary: 1564 tools of 53 servers") {
+		t.Errorf("the output does not start with the summary:\n%.300s", out)
+	}
+	for _, want := range []string{"  warning ", "          fix: ", "description-length", "\nUnreachable: ", "--fix saves ", "more findings not shown: --all prints every one"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
+	}
+	if n := strings.Count(out, "\n"); n > 100 {
+		t.Errorf("lint printed %d lines without --all; a reader wants the summary and the worst findings", n)
+	}
+	if code, out, errOut := run(t, "lint", "--fail-on", "warning", "--all"); code != 1 || !strings.Contains(errOut, "at or above warning (--fail-on warning)") ||
+		!strings.Contains(out, "== github\n") || strings.Contains(out, "not shown") {
+		t.Errorf("--fail-on warning --all: exit %d, stderr %q: want 1 for the corpus's warnings, and every finding", code, errOut)
 	}
 	// At k 1 some tools of the corpus fall outside: each is named with
 	// its best rank and the query.
@@ -177,5 +188,44 @@ func TestLintUsageErrors(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "lint", "--catalog", filepath.Join(t.TempDir(), "missing.json")); code != 1 || !strings.Contains(errOut, "no such file") {
 		t.Errorf("missing catalog: exit %d, %s", code, errOut)
+	}
+}
+
+// TestLintSummaryFirstAndBounded: lint prints its summary first, then at
+// most 20 findings, the most severe first, and says how many more --all
+// prints; warnings, which a server's author must fix, do not fail it
+// unless --fail-on warning asks.
+func TestLintSummaryFirstAndBounded(t *testing.T) {
+	t.Parallel()
+	long := "Lists the items of a folder. It reads them. It sorts them. It pages them. It counts them."
+	var tools []string
+	for i := range 30 {
+		tools = append(tools, fmt.Sprintf(`{"name":"list_items_%d","description":%q,"inputSchema":{"type":"object","properties":{"name":{"type":"string","description":"The name"}}}}`, i, long))
+	}
+	path := writeLintCatalog(t, "folders", tools...)
+	code, out, errOut := run(t, "lint", "--catalog", path, "--disable", "unreachable", "--disable", "near-duplicate")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q: want 0 for warnings and info", code, errOut)
+	}
+	if !strings.HasPrefix(out, "Summary: 30 tools of 1 server, 60 findings (0 errors, 30 warnings, 30 info)\n") {
+		t.Errorf("the output does not start with the summary:\n%s", out)
+	}
+	if n := strings.Count(out, "\n  warning "); n != 20 || strings.Contains(out, "\n  info ") {
+		t.Errorf("%d warnings shown and info %v; want the 20 most severe findings", n, strings.Contains(out, "\n  info "))
+	}
+	if !strings.HasSuffix(out, "\n40 more findings not shown: --all prints every one, --json the whole report\n") {
+		t.Errorf("the output does not end saying what is not shown:\n%s", out)
+	}
+	code, out, _ = run(t, "lint", "--catalog", path, "--disable", "unreachable", "--disable", "near-duplicate", "--all")
+	if code != 0 || strings.Count(out, "\n  warning ") != 30 || strings.Count(out, "\n  info ") != 30 || strings.Contains(out, "not shown") {
+		t.Errorf("--all: exit %d, not every finding:\n%s", code, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > maxWidth {
+			t.Errorf("a line of %d columns, over %d: %s", n, maxWidth, line)
+		}
+	}
+	if code, _, errOut := run(t, "lint", "--catalog", path, "--disable", "unreachable", "--disable", "near-duplicate", "--fail-on", "warning"); code != 1 || !strings.Contains(errOut, "30 findings at or above warning") {
+		t.Errorf("--fail-on warning: exit %d, stderr %q; want 1", code, errOut)
 	}
 }

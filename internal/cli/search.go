@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -125,7 +126,7 @@ select:a,b lists exactly the named tools; +word requires a word in every hit.`,
 			if asJSON {
 				return writeSearchJSON(e, reg, ranker.Name(), query, out, explained)
 			}
-			writeSearchText(e, reg, out)
+			writeSearchText(e, reg, out, outputWidth(e.stdout))
 			for _, name := range explain {
 				printf(e.stdout, "\n%s:\n%s", name, explained[name])
 			}
@@ -140,7 +141,10 @@ select:a,b lists exactly the named tools; +word requires a word in every hit.`,
 	return cmd
 }
 
-func writeSearchText(e *env, reg *tool.Registry, out toolsearch.Outcome) {
+// writeSearchText prints the hits as aligned columns (rank, name, score,
+// the description's first line), each line within width columns: the
+// description is cut to fit, down to searchMinDescription.
+func writeSearchText(e *env, reg *tool.Registry, out toolsearch.Outcome, width int) {
 	if len(out.Hits) == 0 {
 		fmt.Fprintln(e.stdout, toolsearch.NoMatches)
 		if h := out.Hint.String(); h != "" {
@@ -148,17 +152,32 @@ func writeSearchText(e *env, reg *tool.Registry, out toolsearch.Outcome) {
 		}
 		return
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	rows := make([][4]string, len(out.Hits))
+	var widths [3]int
 	for i, h := range out.Hits {
-		t, _ := reg.Get(h.Name)
 		score := fmt.Sprintf("%.3f", h.Score)
 		if h.Exact {
 			score = "exact"
 		}
-		printf(tw, "%d\t%s\t%s\t%s\n", i+1, h.Name, score, oneLine(toolsearch.FirstLine(t.Description), 90))
+		rows[i] = [4]string{fmt.Sprint(i + 1), show(h.Name), score}
+		for j := range widths {
+			widths[j] = max(widths[j], utf8.RuneCountInString(rows[i][j]))
+		}
+	}
+	const gap = 2
+	room := max(searchMinDescription, width-(widths[0]+widths[1]+widths[2]+3*gap))
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, gap, ' ', 0)
+	for i, h := range out.Hits {
+		t, _ := reg.Get(h.Name)
+		r := rows[i]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r[0], r[1], r[2], oneLine(toolsearch.FirstLine(t.Description), room))
 	}
 	tw.Flush()
 }
+
+// searchMinDescription is the fewest columns search keeps for a hit's
+// description in a narrow terminal.
+const searchMinDescription = 20
 
 // searchHitJSON is one hit of `search --json`.
 type searchHitJSON struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -50,7 +51,8 @@ tools/list too, for at most 5 s). Tools hidden in the servers
 file ("toolExposure": {"delete_*": "hidden"}) are denied on every surface. Every search and call
 is appended to the metrics log (read it with toolshelf stats). Scripts of the code tool run
 --max-scripts at a time over every client, each in its own VM under --script-timeout and
---script-memory; one past the bound waits up to --queue-wait, then is refused.`,
+--script-memory; one past the bound waits up to --queue-wait, then is refused. Once it serves, serve
+says so on one line of stderr (a JSON record under --log-format json); Ctrl-C stops it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := gateway.ParseSurface(surface)
@@ -75,7 +77,9 @@ is appended to the metrics log (read it with toolshelf stats). Scripts of the co
 				}
 				defer ln.Close()
 			}
-			logger := e.logger(true)
+			// The MCP SDK logs its own end as an error when asked to stop;
+			// a requested stop is not one.
+			logger := slog.New(quietStop{e.ctx, e.logger(true).Handler()})
 			servers, always := gateway.ShelfConfig(cfg.Servers)
 			scfg := toolshelf.Config{Servers: servers, Logger: logger, ClientName: "toolshelf", ClientVersion: version()}
 			if metrics != metricsOff {
@@ -102,16 +106,20 @@ is appended to the metrics log (read it with toolshelf stats). Scripts of the co
 			if list {
 				return listSurface(e, shelf, g, s, wait)
 			}
+			e.ready(s, ln, len(cfg.Servers), path)
 			if ln == nil {
-				err := g.ServeStdio(e.ctx, s, io.NopCloser(e.stdin), nopWriteCloser{e.stdout})
-				if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+				err = g.ServeStdio(e.ctx, s, io.NopCloser(e.stdin), nopWriteCloser{e.stdout})
+				if errors.Is(err, io.EOF) {
 					return nil
 				}
-				return err
+			} else {
+				hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+				err = serveUntilDone(e.ctx, hs, ln)
 			}
-			fmt.Fprintf(e.stderr, "toolshelf gateway on http://%s/mcp (meta), /mcp/direct (direct), /mcp/codemode (codemode)\n", ln.Addr())
-			hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-			return serveUntilDone(e.ctx, hs, ln)
+			if e.ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				return nil // a requested stop (Ctrl-C, SIGTERM): a clean exit
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -185,3 +193,66 @@ func listenGateway(addr, token string) (net.Listener, error) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// ready tells a person who started serve by hand that the gateway serves,
+// on one line of stderr: where (stdio and the surface, or the HTTP URL),
+// how many servers of which file, and how to stop it. With --log-format
+// json it is a JSON log record instead ("gateway ready"), so that stderr
+// stays JSON lines. Over stdio, stdout is the protocol's and stays
+// untouched.
+func (e *env) ready(s gateway.Surface, ln net.Listener, servers int, path string) {
+	if e.logs.format == logJSON {
+		attrs := []any{"servers", servers, "mcp", path}
+		if ln != nil {
+			attrs = append(attrs, "url", "http://"+ln.Addr().String()+"/mcp")
+		} else {
+			attrs = append(attrs, "transport", "stdio", "surface", string(s))
+		}
+		slog.New(newLogHandler(e.stderr, logJSON, false, slog.LevelInfo)).Info("gateway ready", attrs...)
+		return
+	}
+	of := fmt.Sprintf("%d servers of %s", servers, path)
+	if servers == 1 {
+		of = "1 server of " + path
+	}
+	if ln != nil {
+		printf(e.stderr, "toolshelf gateway on http://%s/mcp (and /direct, /codemode): %s; Ctrl-C stops it\n", ln.Addr(), of)
+		return
+	}
+	printf(e.stderr, "toolshelf gateway on stdio (%s surface): %s; waiting for a client on stdin, Ctrl-C stops it\n", s, of)
+}
+
+// quietStop is a log handler that drops the records of a requested stop:
+// once ctx is done, a record whose error is context.Canceled (the MCP SDK
+// logs "server run cancelled" as an error) says nothing went wrong.
+type quietStop struct {
+	ctx context.Context
+	slog.Handler
+}
+
+// Handle drops a record of the stop and passes on every other.
+func (q quietStop) Handle(ctx context.Context, r slog.Record) error {
+	if q.ctx.Err() != nil {
+		stop := false
+		r.Attrs(func(a slog.Attr) bool {
+			if err, ok := a.Value.Resolve().Any().(error); ok && errors.Is(err, context.Canceled) {
+				stop = true
+			}
+			return !stop
+		})
+		if stop {
+			return nil
+		}
+	}
+	return q.Handler.Handle(ctx, r)
+}
+
+// WithAttrs returns the handler with attrs, still quiet on a stop.
+func (q quietStop) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return quietStop{q.ctx, q.Handler.WithAttrs(attrs)}
+}
+
+// WithGroup returns the handler with a group, still quiet on a stop.
+func (q quietStop) WithGroup(name string) slog.Handler {
+	return quietStop{q.ctx, q.Handler.WithGroup(name)}
+}

@@ -289,3 +289,79 @@ func TestServeStdioSurvivesBadLines(t *testing.T) {
 		t.Errorf("%d bad lines logged, want 2:\n%s", n, stderr.String())
 	}
 }
+
+// startServe runs "toolshelf serve" with args in this process, with a
+// standard input that stays open (a client that has not spoken yet), and
+// returns its first line of stderr, the rest of stderr once serve ended,
+// and its exit status, after stop cancels serve's context.
+func startServe(t *testing.T, args ...string) (first string, stop func() (rest string, code int)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdin, keep := io.Pipe()
+	t.Cleanup(func() { keep.Close() })
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		code := Main(ctx, append([]string{"serve"}, args...), stdin, io.Discard, pw)
+		pw.Close()
+		done <- code
+	}()
+	sc := bufio.NewScanner(pr)
+	if !sc.Scan() {
+		cancel()
+		t.Fatalf("serve %q printed nothing and exited %d", args, <-done)
+	}
+	first = sc.Text()
+	rest := make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		for sc.Scan() {
+			b.WriteString(sc.Text() + "\n")
+		}
+		rest <- b.String()
+	}()
+	return first, func() (string, int) {
+		cancel()
+		code := <-done
+		return <-rest, code
+	}
+}
+
+// TestServeSaysItIsReady: serve started by hand says on one short line of
+// stderr that it serves, what (stdio and the surface, or the HTTP URL), how
+// many servers of which file, and how to stop it. With --log-format json
+// the line is a JSON log record, so stderr stays JSON.
+func TestServeSaysItIsReady(t *testing.T) {
+	mcp := testMCP(t, nil)
+	for _, c := range []struct {
+		name string
+		args []string
+		want *regexp.Regexp
+	}{
+		{"stdio", nil, regexp.MustCompile(`^toolshelf gateway on stdio \(meta surface\): 1 server of ` + regexp.QuoteMeta(mcp) + `; waiting for a client on stdin, Ctrl-C stops it$`)},
+		{"codemode", []string{"--surface", "codemode"}, regexp.MustCompile(`^toolshelf gateway on stdio \(codemode surface\): 1 server of `)},
+		{"http", []string{"--http", "127.0.0.1:0"}, regexp.MustCompile(`^toolshelf gateway on http://127\.0\.0\.1:\d+/mcp \(and /direct, /codemode\): 1 server of ` + regexp.QuoteMeta(mcp) + `; Ctrl-C stops it$`)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			first, stop := startServe(t, append([]string{"--mcp", mcp, "--metrics", "off"}, c.args...)...)
+			if !c.want.MatchString(first) {
+				t.Errorf("serve's first line %q does not match %s", first, c.want)
+			}
+			if rest, code := stop(); code != 0 {
+				t.Errorf("exit %d after the stop: %s", code, rest)
+			}
+		})
+	}
+	t.Run("json", func(t *testing.T) {
+		first, stop := startServe(t, "--log-format", "json", "--mcp", mcp, "--metrics", "off", "--http", "127.0.0.1:0")
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(first), &rec); err != nil {
+			t.Fatalf("with --log-format json the first line %q is not JSON: %v", first, err)
+		}
+		url, _ := rec["url"].(string)
+		if rec["msg"] != "gateway ready" || rec["servers"] != 1.0 || rec["mcp"] != mcp || !regexp.MustCompile(`^http://127\.0\.0\.1:\d+/mcp$`).MatchString(url) {
+			t.Errorf("the ready record is %v", rec)
+		}
+		stop()
+	})
+}

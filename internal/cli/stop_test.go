@@ -259,3 +259,62 @@ func TestDamagedSessionIsReportedNotSkipped(t *testing.T) {
 		t.Errorf("resume of the recovered fork: exit %d, %q: %s", code, stdout, errOut)
 	}
 }
+
+// TestServeStopIsClean: a gateway asked to stop — Ctrl-C (SIGINT) or
+// SIGTERM to the process, or its context cancelled in this process —
+// exits 0 without an ERROR line: a requested stop is not a failure.
+func TestServeStopIsClean(t *testing.T) {
+	mcp := testMCP(t, nil)
+	for _, transport := range [][]string{nil, {"--http", "127.0.0.1:0"}} {
+		args := append([]string{"--mcp", mcp, "--metrics", "off"}, transport...)
+		t.Run(fmt.Sprint("cancelled", transport), func(t *testing.T) {
+			_, stop := startServe(t, args...)
+			rest, code := stop()
+			if code != 0 || strings.Contains(rest, "ERROR") {
+				t.Errorf("after the stop: exit %d, stderr %q; want 0 and no ERROR", code, rest)
+			}
+		})
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(fmt.Sprint(sig, transport), func(t *testing.T) {
+				exe, err := os.Executable()
+				if err != nil {
+					t.Fatal(err)
+				}
+				data, err := json.Marshal(append([]string{"serve"}, args...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmd := exec.Command(exe, "-test.run=^$")
+				cmd.Env = append(os.Environ(), mainEnv+"="+string(data))
+				stdin, err := cmd.StdinPipe() // open: a client that has not spoken yet
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer stdin.Close()
+				stderr, err := cmd.StderrPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { cmd.Process.Kill() })
+				sc := bufio.NewScanner(stderr)
+				if !sc.Scan() || !strings.HasPrefix(sc.Text(), "toolshelf gateway on ") {
+					t.Fatalf("serve did not say it is ready: %q", sc.Text())
+				}
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				var rest strings.Builder
+				for sc.Scan() {
+					rest.WriteString(sc.Text() + "\n")
+				}
+				err = cmd.Wait()
+				if code := cmd.ProcessState.ExitCode(); code != 0 || strings.Contains(rest.String(), "ERROR") {
+					t.Errorf("after %v: exit %d (%v), stderr %q; want 0 and no ERROR", sig, code, err, rest.String())
+				}
+			})
+		}
+	}
+}

@@ -17,14 +17,19 @@ import (
 )
 
 // Scout plays a model that helps itself, so an agent can be tried end to
-// end offline. For the last user request it calls a tool it already has
-// when the request names it (a word of the tool's own name, such as "echo"
-// for mcp__t__echo); otherwise it searches with the request's words when
-// tool_search is declared and calls the first tool the search loaded, or,
-// without tool_search, the declared tool whose name and description share
-// most words with the request. Arguments are made from the tool's schema,
-// and the answer reports what the tool returned. It calls loaded tools
-// through call_tool when the request declares them that way.
+// end offline. It answers the last user request, a follow-up of a resumed
+// conversation included. It calls a tool it already has when the request
+// names it (a word of the tool's own name, such as "echo" for
+// mcp__t__echo; among tools named alike, one not called for an earlier
+// request, then the one whose description shares most words with the
+// request, then the one with fewest other words in its name); otherwise it
+// searches with the request's words when tool_search is declared and
+// calls the first tool the search loaded, or, without tool_search, the
+// declared tool whose name and description share most words with the
+// request. Arguments are made from the tool's schema; a path argument of a
+// follow-up ("list its files") is the last absolute path an earlier tool
+// result gave. The answer reports what the tool returned. It calls loaded
+// tools through call_tool when the request declares them that way.
 type Scout struct{}
 
 // Respond answers one request.
@@ -49,11 +54,11 @@ func (Scout) Respond(_ context.Context, ex *emulator.Exchange) (*emulator.Reply,
 		}
 	}
 	if len(calls) == 0 {
-		if name := namedTool(ex, bridged, request); name != "" {
+		if name := namedTool(ex, bridged, request, ex.Turns[:u]); name != "" {
 			if schema, ok := direct[name]; ok {
-				return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: ExampleArguments(schema)}}}, nil
+				return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: contextArguments(schema, ex.Turns[:u])}}}, nil
 			}
-			args, _ := json.Marshal(map[string]any{"name": name, "arguments": ExampleArguments(bridged[name])})
+			args, _ := json.Marshal(map[string]any{"name": name, "arguments": contextArguments(bridged[name], ex.Turns[:u])})
 			return &emulator.Reply{Calls: []emulator.Call{{Name: CallTool, Arguments: args}}}, nil
 		}
 		if _, ok := direct[searchTool]; ok {
@@ -74,10 +79,10 @@ func (Scout) Respond(_ context.Context, ex *emulator.Exchange) (*emulator.Reply,
 	if last.Name == searchTool {
 		for _, name := range loadedNames(res.Text) {
 			if schema, ok := direct[name]; ok {
-				return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: ExampleArguments(schema)}}}, nil
+				return &emulator.Reply{Calls: []emulator.Call{{Name: name, Arguments: contextArguments(schema, ex.Turns[:u])}}}, nil
 			}
 			if schema, ok := bridged[name]; ok {
-				args, _ := json.Marshal(map[string]any{"name": name, "arguments": ExampleArguments(schema)})
+				args, _ := json.Marshal(map[string]any{"name": name, "arguments": contextArguments(schema, ex.Turns[:u])})
 				return &emulator.Reply{Calls: []emulator.Call{{Name: CallTool, Arguments: args}}}, nil
 			}
 		}
@@ -195,18 +200,46 @@ func loadedNames(result string) []string {
 // namedTool returns the tool the model has (declared, or loaded behind
 // call_tool) whose own name shares most words of three letters or more
 // with the text: for mcp__fs__list_allowed_directories, "list", "allowed"
-// and "directories". It returns "" when no tool's name is mentioned.
-func namedTool(ex *emulator.Exchange, bridged map[string]json.RawMessage, text string) string {
+// and "directories". Among tools whose names share as many, it prefers one
+// not called in the earlier turns (a follow-up asks for something new),
+// then the one whose description shares most such words with the text,
+// then the one with fewest other words in its own name. It returns "" when
+// no tool's name is mentioned.
+func namedTool(ex *emulator.Exchange, bridged map[string]json.RawMessage, text string, earlier []emulator.Turn) string {
 	words := map[string]bool{}
 	for _, w := range splitWords(text) {
-		words[w] = true
+		if len(w) >= 3 && !search.IsStopWord(w) {
+			words[w] = true
+		}
 	}
+	called := map[string]bool{}
+	for _, t := range earlier {
+		for _, c := range t.Calls {
+			name, _ := UnwrapCall(c)
+			called[name] = true
+		}
+	}
+	descriptions := map[string]string{}
 	names := make([]string, 0, len(ex.Tools)+len(bridged))
 	for _, t := range ex.Tools {
 		names = append(names, t.Name)
+		descriptions[t.Name] = t.Description
 	}
 	names = append(names, slices.Sorted(maps.Keys(bridged))...)
-	best, score := "", 0
+	type rank struct{ named, fresh, described, other int }
+	better := func(a, b rank) bool {
+		if a.named != b.named {
+			return a.named > b.named
+		}
+		if a.fresh != b.fresh {
+			return a.fresh > b.fresh
+		}
+		if a.described != b.described {
+			return a.described > b.described
+		}
+		return a.other < b.other
+	}
+	best, bestRank := "", rank{}
 	for _, name := range names {
 		if name == searchTool || name == CallTool {
 			continue
@@ -215,17 +248,95 @@ func namedTool(ex *emulator.Exchange, bridged map[string]json.RawMessage, text s
 		if i := strings.LastIndex(own, "__"); i >= 0 {
 			own = own[i+2:]
 		}
-		n := 0
+		var r rank
 		for _, w := range splitWords(own) {
-			if len(w) >= 3 && words[w] {
-				n++
+			if words[w] {
+				r.named++
+			} else {
+				r.other++
 			}
 		}
-		if n > score {
-			best, score = name, n
+		if r.named == 0 {
+			continue
+		}
+		if !called[name] {
+			r.fresh = 1
+		}
+		seen := map[string]bool{}
+		for _, w := range splitWords(descriptions[name]) {
+			if words[w] && !seen[w] {
+				seen[w] = true
+				r.described++
+			}
+		}
+		if best == "" || better(r, bestRank) {
+			best, bestRank = name, r
 		}
 	}
 	return best
+}
+
+// absolutePath is an absolute path in a tool's result: a slash-led run of
+// path characters at the start of a line or after a space.
+var absolutePath = regexp.MustCompile(`(?m)(?:^|\s)(/[\w.@+-]+(?:/[\w.@+-]+)*)`)
+
+// contextArguments returns ExampleArguments of the schema, with each
+// string property of the arguments whose name speaks of a path ("path",
+// "directory", "dir", "folder") and whose schema fixes no value set to the
+// last absolute path that a tool result of the earlier turns gave: what
+// "its" of a follow-up refers to. Without such a path they are
+// ExampleArguments' own.
+func contextArguments(schema json.RawMessage, earlier []emulator.Turn) json.RawMessage {
+	args := ExampleArguments(schema)
+	last := ""
+	for _, t := range earlier {
+		if t.Role != "tool" || strings.HasPrefix(t.Text, "Loaded ") {
+			continue
+		}
+		if m := absolutePath.FindAllStringSubmatch(t.Text, -1); len(m) > 0 {
+			last = m[len(m)-1][1]
+		}
+	}
+	if last == "" {
+		return args
+	}
+	var props struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	var values map[string]any
+	if json.Unmarshal(schema, &props) != nil || json.Unmarshal(args, &values) != nil {
+		return args
+	}
+	changed := false
+	for key, v := range values {
+		if _, ok := v.(string); !ok || !pathLike(key) {
+			continue
+		}
+		p := props.Properties[key]
+		if _, fixed := p["enum"]; fixed {
+			continue
+		}
+		if _, fixed := p["const"]; fixed {
+			continue
+		}
+		values[key] = last
+		changed = true
+	}
+	if !changed {
+		return args
+	}
+	b, err := json.Marshal(values)
+	if err != nil {
+		return args
+	}
+	return b
+}
+
+// pathLike reports whether an argument's name speaks of a path: path,
+// filePath, dir, directory, folder.
+func pathLike(key string) bool {
+	k := strings.ToLower(key)
+	return strings.Contains(k, "path") || strings.Contains(k, "directory") || strings.Contains(k, "folder") || k == "dir" || strings.HasSuffix(k, "_dir")
 }
 
 // bestMatch returns the tool sharing most words with the text.

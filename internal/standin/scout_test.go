@@ -81,3 +81,48 @@ func TestScoutSelects(t *testing.T) {
 		}
 	}
 }
+
+// TestScoutAnswersTheFollowUp: in a resumed conversation Scout answers the
+// latest request. Of the loaded tools named alike ("list"), it calls the
+// one not called before whose description speaks of the follow-up's
+// words, with the path the earlier answer gave, and reports its result.
+func TestScoutAnswersTheFollowUp(t *testing.T) {
+	pathSchema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)
+	allowed := emulator.ToolDef{Name: "mcp__fs__list_allowed_directories", Description: "Returns the list of directories this server may access, before you access files.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}
+	list := emulator.ToolDef{Name: "mcp__fs__list_directory", Description: "Get a listing of all files and directories in a path.", Parameters: pathSchema}
+	sizes := emulator.ToolDef{Name: "mcp__fs__list_directory_with_sizes", Description: "Get a listing of all files and directories in a path, with sizes.", Parameters: pathSchema}
+	tools := []emulator.ToolDef{{Name: "tool_search", Parameters: json.RawMessage(`{"type":"object"}`)}, allowed, sizes, list}
+	turns := []emulator.Turn{
+		{Role: "user", Text: "list the allowed directories"},
+		{Role: "assistant", Calls: []emulator.Call{{ID: "1", Name: allowed.Name, Arguments: json.RawMessage(`{}`)}}},
+		{Role: "tool", CallID: "1", Text: "Allowed directories:\n/home/ada/examples"},
+		{Role: "assistant", Text: "mcp__fs__list_allowed_directories returned:\nAllowed directories:\n/home/ada/examples"},
+		{Role: "user", Text: "and list its files"},
+	}
+	r, err := Scout{}.Respond(context.Background(), &emulator.Exchange{Tools: tools, Turns: turns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Calls) != 1 || r.Calls[0].Name != list.Name || string(r.Calls[0].Arguments) != `{"path":"/home/ada/examples"}` {
+		t.Fatalf("reply %+v, want a call of %s with the earlier answer's path", r, list.Name)
+	}
+	turns = append(turns, emulator.Turn{Role: "assistant", Calls: []emulator.Call{{ID: "2", Name: list.Name, Arguments: r.Calls[0].Arguments}}},
+		emulator.Turn{Role: "tool", CallID: "2", Text: "[FILE] mcp.json"})
+	r, err = Scout{}.Respond(context.Background(), &emulator.Exchange{Tools: tools, Turns: turns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "mcp__fs__list_directory returned:\n[FILE] mcp.json"; len(r.Calls) != 0 || r.Text != want {
+		t.Errorf("reply %+v, want %q", r, want)
+	}
+	// The same request asked first, with no earlier answer: no path to
+	// refer to, so the schema's example.
+	r, err = Scout{}.Respond(context.Background(), &emulator.Exchange{Tools: []emulator.ToolDef{list}, Turns: turns[4:5]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Calls) != 1 || r.Calls[0].Name != list.Name || string(r.Calls[0].Arguments) != `{"path":"example"}` {
+		t.Errorf("reply %+v, want a call with the schema's example path", r)
+	}
+}
