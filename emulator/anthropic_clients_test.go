@@ -42,6 +42,8 @@ func TestAnthropicCodecClientBetas(t *testing.T) {
 		{"top-level effort with its beta", anthRequest{betas: []string{"effort-2025-11-24"}, body: anthMsgs(`"output_config":{"effort":"low"},`, anthHi)}},
 		{"per-turn effort on an effort-only system message", anthRequest{betas: []string{"per-turn-control-2026-07-01"},
 			body: anthMsgs(`"output_config":{"effort":"high"},`, anthHi, anthOK, `{"role":"system","content":[],"output_config":{"effort":"low"}}`, anthHi)}},
+		{"opencode's structured-outputs beta, with a strict tool", anthRequest{betas: []string{"structured-outputs-2025-11-13,fine-grained-tool-streaming-2025-05-14"},
+			body: `{"model":"claude-sonnet-4-5","max_tokens":4096,"tools":[{"name":"read","description":"Read a file","strict":true,"input_schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}}],"messages":[` + anthHi + `]}`}},
 		{"thinking token counts", anthRequest{betas: []string{"thinking-token-count-2026-05-13"},
 			body: `{"model":"claude-opus-5-5","max_tokens":4096,"thinking":{"type":"adaptive","display":"omitted"},"messages":[` + anthHi + `]}`}},
 	}
