@@ -5,10 +5,13 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,6 +41,13 @@ type agentRound struct {
 // the agent gives the gateway's tools). Without the agent (or the real MCP
 // servers) the test is skipped, except under CI.
 func newAgentRound(t *testing.T, name, search, call string) *agentRound {
+	return newAgentRoundWith(t, name, nil, map[string]any{"name": search}, map[string]any{"name": call})
+}
+
+// newAgentRoundWith is newAgentRound with replies before the gateway's
+// tools are called (first) and the calls' name fields (search, call:
+// name, and namespace where the agent uses one).
+func newAgentRoundWith(t *testing.T, name string, first []any, search, call map[string]any) *agentRound {
 	t.Helper()
 	skipInShort(t)
 	bin, err := filepath.Abs(filepath.Join("..", "..", ".ci", "agents.d", "node_modules", ".bin", name))
@@ -69,13 +79,11 @@ func newAgentRound(t *testing.T, name, search, call string) *agentRound {
 	if err := os.WriteFile(r.note, []byte(r.content+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	replies := []any{
-		map[string]any{"tool_calls": []any{map[string]any{"name": search,
-			"arguments": map[string]any{"query": "read the contents of a text file"}}}},
-		map[string]any{"tool_calls": []any{map[string]any{"name": call,
-			"arguments": map[string]any{"name": "mcp__filesystem__read_text_file", "arguments": map[string]any{"path": r.note}}}}},
-		map[string]any{"text": r.answer},
-	}
+	replies := append(slices.Clip(first),
+		map[string]any{"tool_calls": []any{with(search, "arguments", map[string]any{"query": "read the contents of a text file"})}},
+		map[string]any{"tool_calls": []any{with(call, "arguments",
+			map[string]any{"name": "mcp__filesystem__read_text_file", "arguments": map[string]any{"path": r.note}})}},
+		map[string]any{"text": r.answer})
 	r.replies = len(replies)
 	var script bytes.Buffer
 	for _, reply := range replies {
@@ -91,6 +99,13 @@ func newAgentRound(t *testing.T, name, search, call string) *agentRound {
 	}
 	r.base, r.emuLog = emulateScript(t, scriptPath)
 	return r
+}
+
+// with returns a copy of m with one more key.
+func with(m map[string]any, k string, v any) map[string]any {
+	out := maps.Clone(m)
+	out[k] = v
+	return out
 }
 
 // env is the agent's whole environment: nothing of the developer's
@@ -292,4 +307,119 @@ func TestOpencodeCallsThroughTheGateway(t *testing.T) {
 		t.Errorf("opencode answered %q, want %q", texts, r.answer)
 	}
 	r.checkLog(t, "anthropic-messages")
+}
+
+// cxEvent is a line of codex exec --json, the fields this test reads.
+type cxEvent struct {
+	Type string `json:"type"`
+	Item struct {
+		Type   string `json:"type"`
+		Server string `json:"server"`
+		Tool   string `json:"tool"`
+		Status string `json:"status"`
+		Text   string `json:"text"`
+		Result *struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	} `json:"item"`
+}
+
+// tomlString is s as a TOML basic string (JSON's escapes are TOML's).
+func tomlString(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCodexCallsThroughTheGateway: Codex CLI, over Responses, with the
+// gateway as an MCP server from its config.toml. Codex declares MCP
+// tools as a namespace (mcp__toolshelf) deferred behind its own
+// client-side tool_search, so the script first calls that search (a
+// tool_search_call item), then the gateway's two tools by namespace.
+func TestCodexCallsThroughTheGateway(t *testing.T) {
+	const ns = "mcp__toolshelf"
+	r := newAgentRoundWith(t, "codex",
+		[]any{map[string]any{"tool_calls": []any{map[string]any{"type": "tool_search",
+			"arguments": map[string]any{"query": "toolshelf gateway tool search", "limit": 8}}}}},
+		map[string]any{"namespace": ns, "name": "tool_search"}, map[string]any{"namespace": ns, "name": "call_tool"})
+	exe, args, key, value := r.gateway(t)
+	codexHome := filepath.Join(r.home, ".codex")
+	if err := os.Mkdir(codexHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = tomlString(t, a)
+	}
+	config := fmt.Sprintf(`model = "gpt-5.5"
+model_provider = "emulator"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.emulator]
+name = "toolshelf emulator"
+base_url = %s
+env_key = "TOOLSHELF_EMULATOR_KEY"
+wire_api = "responses"
+
+[mcp_servers.toolshelf]
+command = %s
+args = [%s]
+env = { %s = %s }
+default_tools_approval_mode = "approve"
+`, tomlString(t, r.base+"/v1"), tomlString(t, exe), strings.Join(quoted, ", "), key, tomlString(t, value))
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := r.run(t, r.env("CODEX_HOME="+codexHome, "TOOLSHELF_EMULATOR_KEY=sk-toolshelf-test"),
+		"exec", "--skip-git-repo-check", "--json", "Read note.txt through the toolshelf gateway")
+	var calls, texts []string
+	results := map[string]string{}
+	for line := range bytes.Lines(out) {
+		var ev cxEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			t.Fatalf("a line of codex exec --json is not JSON: %v\n%s", err, line)
+		}
+		if ev.Type != "item.completed" {
+			continue
+		}
+		switch ev.Item.Type {
+		case "mcp_tool_call":
+			calls = append(calls, ev.Item.Server+"/"+ev.Item.Tool)
+			if ev.Item.Status != "completed" || ev.Item.Result == nil {
+				t.Errorf("tool %s: %s %+v", ev.Item.Tool, ev.Item.Status, ev.Item.Error)
+				continue
+			}
+			var text []string
+			for _, c := range ev.Item.Result.Content {
+				text = append(text, c.Text)
+			}
+			results[ev.Item.Tool] = strings.Join(text, "\n")
+		case "agent_message":
+			texts = append(texts, ev.Item.Text)
+		}
+	}
+	if want := "toolshelf/tool_search toolshelf/call_tool"; strings.Join(calls, " ") != want {
+		t.Fatalf("Codex called %v, want %s\n%s", calls, want, out)
+	}
+	if found := results["tool_search"]; !strings.Contains(found, "## mcp__filesystem__read_text_file") {
+		t.Errorf("tool_search did not find the filesystem server's read_text_file:\n%s", found)
+	}
+	if read := results["call_tool"]; !strings.Contains(read, r.content) {
+		t.Errorf("call_tool's result lacks the file's content %q:\n%s", r.content, read)
+	}
+	if strings.Join(texts, "") != r.answer {
+		t.Errorf("Codex answered %q, want %q", texts, r.answer)
+	}
+	r.checkLog(t, "openai-responses")
 }
