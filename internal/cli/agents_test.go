@@ -34,6 +34,7 @@ type agentRound struct {
 	base               string // the emulator's base URL
 	emuLog             *watcher
 	replies            int
+	serveFlags         []string // serve's flags besides --mcp and --metrics
 }
 
 // newAgentRound sets up a round for the agent binary name under
@@ -48,6 +49,17 @@ func newAgentRound(t *testing.T, name, search, call string) *agentRound {
 // tools are called (first) and the calls' name fields (search, call:
 // name, and namespace where the agent uses one).
 func newAgentRoundWith(t *testing.T, name string, first []any, search, call map[string]any) *agentRound {
+	return newAgentRoundScript(t, name, nil, func(note string) []any {
+		return append(slices.Clip(first),
+			map[string]any{"tool_calls": []any{with(search, "arguments", map[string]any{"query": "read the contents of a text file"})}},
+			map[string]any{"tool_calls": []any{with(call, "arguments",
+				map[string]any{"name": "mcp__filesystem__read_text_file", "arguments": map[string]any{"path": note}})}})
+	})
+}
+
+// newAgentRoundScript is newAgentRound with serve's extra flags and the
+// replies before the answer, made for the note's path.
+func newAgentRoundScript(t *testing.T, name string, serveFlags []string, calls func(note string) []any) *agentRound {
 	t.Helper()
 	skipInShort(t)
 	bin, err := filepath.Abs(filepath.Join("..", "..", ".ci", "agents.d", "node_modules", ".bin", name))
@@ -79,11 +91,8 @@ func newAgentRoundWith(t *testing.T, name string, first []any, search, call map[
 	if err := os.WriteFile(r.note, []byte(r.content+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	replies := append(slices.Clip(first),
-		map[string]any{"tool_calls": []any{with(search, "arguments", map[string]any{"query": "read the contents of a text file"})}},
-		map[string]any{"tool_calls": []any{with(call, "arguments",
-			map[string]any{"name": "mcp__filesystem__read_text_file", "arguments": map[string]any{"path": r.note}})}},
-		map[string]any{"text": r.answer})
+	r.serveFlags = serveFlags
+	replies := append(calls(r.note), map[string]any{"text": r.answer})
 	r.replies = len(replies)
 	var script bytes.Buffer
 	for _, reply := range replies {
@@ -131,7 +140,7 @@ func (r *agentRound) gateway(t *testing.T) (exe string, args []string, envKey, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve, err := json.Marshal([]string{"serve", "--mcp", r.mcp, "--metrics", "off"})
+	serve, err := json.Marshal(append([]string{"serve", "--mcp", r.mcp, "--metrics", "off"}, r.serveFlags...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,6 +359,27 @@ func TestCodexCallsThroughTheGateway(t *testing.T) {
 		[]any{map[string]any{"tool_calls": []any{map[string]any{"type": "tool_search",
 			"arguments": map[string]any{"query": "toolshelf gateway tool search", "limit": 8}}}}},
 		map[string]any{"namespace": ns, "name": "tool_search"}, map[string]any{"namespace": ns, "name": "call_tool"})
+	calls, results, texts := r.codex(t)
+	if want := "toolshelf/tool_search toolshelf/call_tool"; strings.Join(calls, " ") != want {
+		t.Fatalf("Codex called %v, want %s", calls, want)
+	}
+	if found := results["tool_search"]; !strings.Contains(found, "## mcp__filesystem__read_text_file") {
+		t.Errorf("tool_search did not find the filesystem server's read_text_file:\n%s", found)
+	}
+	if read := results["call_tool"]; !strings.Contains(read, r.content) {
+		t.Errorf("call_tool's result lacks the file's content %q:\n%s", r.content, read)
+	}
+	if strings.Join(texts, "") != r.answer {
+		t.Errorf("Codex answered %q, want %q", texts, r.answer)
+	}
+	r.checkLog(t, "openai-responses")
+}
+
+// codex runs codex exec --json with the gateway as the MCP server named
+// toolshelf and the emulator as its model provider, and returns the MCP
+// tools it called (server/tool), each one's result text and its answer.
+func (r *agentRound) codex(t *testing.T) (calls []string, results map[string]string, texts []string) {
+	t.Helper()
 	exe, args, key, value := r.gateway(t)
 	codexHome := filepath.Join(r.home, ".codex")
 	if err := os.Mkdir(codexHome, 0o700); err != nil {
@@ -383,8 +413,7 @@ default_tools_approval_mode = "approve"
 	}
 	out := r.run(t, r.env("CODEX_HOME="+codexHome, "TOOLSHELF_EMULATOR_KEY=sk-toolshelf-test"),
 		"exec", "--skip-git-repo-check", "--json", "Read note.txt through the toolshelf gateway")
-	var calls, texts []string
-	results := map[string]string{}
+	results = map[string]string{}
 	for line := range bytes.Lines(out) {
 		var ev cxEvent
 		if err := json.Unmarshal(line, &ev); err != nil {
@@ -409,17 +438,5 @@ default_tools_approval_mode = "approve"
 			texts = append(texts, ev.Item.Text)
 		}
 	}
-	if want := "toolshelf/tool_search toolshelf/call_tool"; strings.Join(calls, " ") != want {
-		t.Fatalf("Codex called %v, want %s\n%s", calls, want, out)
-	}
-	if found := results["tool_search"]; !strings.Contains(found, "## mcp__filesystem__read_text_file") {
-		t.Errorf("tool_search did not find the filesystem server's read_text_file:\n%s", found)
-	}
-	if read := results["call_tool"]; !strings.Contains(read, r.content) {
-		t.Errorf("call_tool's result lacks the file's content %q:\n%s", r.content, read)
-	}
-	if strings.Join(texts, "") != r.answer {
-		t.Errorf("Codex answered %q, want %q", texts, r.answer)
-	}
-	r.checkLog(t, "openai-responses")
+	return calls, results, texts
 }
