@@ -62,8 +62,8 @@ func NewScripted(replies ...Reply) *Scripted { return &Scripted{replies: replies
 
 // ReadScript reads replies from a JSON Lines file, one reply per line:
 // {"text": "...", "thinking": "...", "tool_calls": [{"name": "...",
-// "arguments": {...}}]}. Blank lines and lines starting with # are
-// skipped.
+// "arguments": {...}}]}; a call may add "namespace" and "type" (see
+// Call). Blank lines and lines starting with # are skipped.
 func ReadScript(path string) (*Scripted, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
