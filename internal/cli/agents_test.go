@@ -282,9 +282,13 @@ func TestOpencodeCallsThroughTheGateway(t *testing.T) {
 		"mcp": map[string]any{"toolshelf": map[string]any{"type": "local",
 			"command": append([]string{exe}, args...), "environment": map[string]string{key: value}}},
 	})
+	// No traffic beyond loopback: no update check, models.dev fetch or
+	// share, and the npm registry opencode installs its plugin package
+	// from at start is a closed loopback port.
 	out := r.run(t, r.env("OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_SHARE=1",
-		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_CLAUDE_CODE=1"),
-		"run", "--format", "json", "--auto", "--title", "toolshelf gateway test", "Read note.txt through the toolshelf gateway")
+		"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "BUN_CONFIG_REGISTRY=http://127.0.0.1:9/", "NPM_CONFIG_REGISTRY=http://127.0.0.1:9/",
+		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_CLAUDE_CODE=1"),
+		"run", "--pure", "--format", "json", "--auto", "--title", "toolshelf gateway test", "Read note.txt through the toolshelf gateway")
 	var calls, texts []string
 	outputs := map[string]string{}
 	for line := range bytes.Lines(out) {
@@ -389,12 +393,20 @@ func (r *agentRound) codex(t *testing.T) (calls []string, results map[string]str
 	for i, a := range args {
 		quoted[i] = tomlString(t, a)
 	}
+	// No traffic beyond loopback: no update check or analytics, no
+	// plugin catalog (from GitHub and the ChatGPT backend, whose URL is a
+	// closed loopback port).
 	config := fmt.Sprintf(`model = "gpt-5.5"
 model_provider = "emulator"
 check_for_update_on_startup = false
+chatgpt_base_url = "http://127.0.0.1:9/"
 
 [analytics]
 enabled = false
+
+[features]
+plugins = false
+apps = false
 
 [model_providers.emulator]
 name = "toolshelf emulator"
