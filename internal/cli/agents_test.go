@@ -452,3 +452,29 @@ default_tools_approval_mode = "approve"
 	}
 	return calls, results, texts
 }
+
+// TestCodexCallsDirectThroughTheGateway: Codex CLI against serve
+// --surface direct over stdio calls an upstream tool, found by its own
+// tool_search, on the first try: the gateway's first tools/list already
+// holds the filesystem server's tools.
+func TestCodexCallsDirectThroughTheGateway(t *testing.T) {
+	r := newAgentRoundScript(t, "codex", []string{"--surface", "direct"}, func(note string) []any {
+		return []any{
+			map[string]any{"tool_calls": []any{map[string]any{"type": "tool_search",
+				"arguments": map[string]any{"query": "read text file", "limit": 8}}}},
+			map[string]any{"tool_calls": []any{map[string]any{"namespace": "mcp__toolshelf", "name": "mcp__filesystem__read_text_file",
+				"arguments": map[string]any{"path": note}}}},
+		}
+	})
+	calls, results, texts := r.codex(t)
+	if want := "toolshelf/mcp__filesystem__read_text_file"; strings.Join(calls, " ") != want {
+		t.Fatalf("Codex called %v, want %s", calls, want)
+	}
+	if read := results["mcp__filesystem__read_text_file"]; !strings.Contains(read, r.content) {
+		t.Errorf("read_text_file's result lacks the file's content %q:\n%s", r.content, read)
+	}
+	if strings.Join(texts, "") != r.answer {
+		t.Errorf("Codex answered %q, want %q", texts, r.answer)
+	}
+	r.checkLog(t, "openai-responses")
+}
