@@ -42,6 +42,11 @@ func TestAnthropicCodecClientBetas(t *testing.T) {
 		{"top-level effort with its beta", anthRequest{betas: []string{"effort-2025-11-24"}, body: anthMsgs(`"output_config":{"effort":"low"},`, anthHi)}},
 		{"per-turn effort on an effort-only system message", anthRequest{betas: []string{"per-turn-control-2026-07-01"},
 			body: anthMsgs(`"output_config":{"effort":"high"},`, anthHi, anthOK, `{"role":"system","content":[],"output_config":{"effort":"low"}}`, anthHi)}},
+		{"opencode's structured-outputs beta, with a strict tool", anthRequest{betas: []string{"structured-outputs-2025-11-13,fine-grained-tool-streaming-2025-05-14"},
+			body: `{"model":"claude-sonnet-4-5","max_tokens":4096,"tools":[{"name":"read","description":"Read a file","strict":true,"input_schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}}],"messages":[` + anthHi + `]}`}},
+		{"betas opencode and Claude Code send for features they may use", anthRequest{betas: []string{
+			"advisor-tool-2026-03-01,task-budgets-2026-03-13,compact-2026-01-12,skills-2025-10-02,code-execution-2025-05-22,context-1m-2025-08-07"},
+			body: anthMsgs("", anthHi)}},
 		{"thinking token counts", anthRequest{betas: []string{"thinking-token-count-2026-05-13"},
 			body: `{"model":"claude-opus-5-5","max_tokens":4096,"thinking":{"type":"adaptive","display":"omitted"},"messages":[` + anthHi + `]}`}},
 	}
@@ -88,6 +93,8 @@ func TestAnthropicCodecClientBetaFields(t *testing.T) {
 			"safeguards.0.dangerous_tool_use.classifier_context: Input should be a valid dictionary"},
 		{"a safeguard's extra key", anthRequest{betas: []string{safeBeta}, body: anthMsgs(safe(`[{"type":"dangerous_tool_use","mode":"auto"}]`), anthHi)},
 			"safeguards.0.dangerous_tool_use.mode: Extra inputs are not permitted"},
+		{"an unknown field with a beta that changes nothing", anthRequest{betas: []string{"structured-outputs-2025-11-13,task-budgets-2026-03-13"},
+			body: anthMsgs(`"task_budget":{"total":1000},`, anthHi)}, "task_budget: Extra inputs are not permitted"},
 		{"per-turn effort without a beta", anthRequest{body: anthMsgs("", anthHi, anthOK, effortMsg(`{"effort":"low"}`), anthHi)},
 			"messages.2.output_config: Extra inputs are not permitted"},
 		{"per-turn effort of an unknown level", anthRequest{betas: []string{perTurn}, body: anthMsgs("", anthHi, anthOK, effortMsg(`{"effort":"extreme"}`), anthHi)},

@@ -39,6 +39,16 @@ var anthKnownBetas = []string{
 	// auto mode, and auto mode itself (no request field).
 	anthBetaPerTurn, "effort-2025-11-24", "thinking-token-count-2026-05-13", "thinking-display-updates-2026-08-18",
 	anthBetaSafeguards, "afk-mode-2026-01-31",
+	// Current betas of features the emulator does not model (accepted,
+	// changing nothing; their fields and tool types are checked as
+	// without them), as anthropic-sdk-go v2.15.0 lists them: opencode
+	// 1.18.33 sends structured-outputs by default; the second line are
+	// those opencode or Claude Code send when a feature is on.
+	"structured-outputs-2025-11-13", "context-1m-2025-08-07", "output-128k-2025-02-19",
+	"model-context-window-exceeded-2025-08-26", "fast-mode-2026-02-01", "server-side-fallback-2026-06-01",
+	"mcp-client-2025-11-20", "files-api-2025-04-14",
+	"advisor-tool-2026-03-01", "task-budgets-2026-03-13", "compact-2026-01-12", "skills-2025-10-02",
+	"code-execution-2025-05-22", "pdfs-2024-09-25", "computer-use-2025-11-24", "mcp-client-2025-04-04",
 	// Deprecated: the features are GA; the values are no-ops.
 	"prompt-caching-2024-07-31", "extended-cache-ttl-2025-04-11", "cache-diagnosis-2026-04-07", "token-counting-2024-11-01",
 	"token-efficient-tools-2025-02-19", "advanced-tool-use-2025-11-20",

@@ -104,7 +104,17 @@ type Call struct {
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Namespace is the Responses namespace of the called function
+	// (function_call.namespace); the other APIs have none.
+	Namespace string `json:"namespace,omitempty"`
+	// Type "tool_search" makes a scripted Responses reply a
+	// tool_search_call item (a client-side tool search, with Arguments
+	// as its arguments) rather than a function_call; Name is then unused.
+	Type string `json:"type,omitempty"`
 }
+
+// CallToolSearch is the Call.Type of a scripted tool_search_call.
+const CallToolSearch = "tool_search"
 
 // Reply is what a responder answers: text, tool calls or both.
 type Reply struct {

@@ -327,6 +327,24 @@ func (o oaiObj) metadata(key string) {
 	}
 }
 
+// stringMap checks an object whose values are strings (client_metadata:
+// the limits of metadata do not hold for it, as Codex sends longer
+// values).
+func (o oaiObj) stringMap(key string) {
+	m := o.obj(key)
+	if m.m == nil || !o.c.ok() {
+		return
+	}
+	keys := make([]string, 0, len(m.m))
+	for k := range m.m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		m.str(k)
+	}
+}
+
 // oaiNamePattern is the rule for function, namespace and tool names.
 var oaiNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 

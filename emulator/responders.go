@@ -62,8 +62,8 @@ func NewScripted(replies ...Reply) *Scripted { return &Scripted{replies: replies
 
 // ReadScript reads replies from a JSON Lines file, one reply per line:
 // {"text": "...", "thinking": "...", "tool_calls": [{"name": "...",
-// "arguments": {...}}]}. Blank lines and lines starting with # are
-// skipped.
+// "arguments": {...}}]}; a call may add "namespace" and "type" (see
+// Call). Blank lines and lines starting with # are skipped.
 func ReadScript(path string) (*Scripted, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -86,7 +86,10 @@ func ReadScript(path string) (*Scripted, error) {
 			return nil, fmt.Errorf("%s:%d: %w (want {\"text\": ..., \"tool_calls\": [{\"name\": ..., \"arguments\": {...}}]})", path, line, err)
 		}
 		for i, c := range r.Calls {
-			if c.Name == "" {
+			if c.Type != "" && c.Type != "function" && c.Type != CallToolSearch {
+				return nil, fmt.Errorf("%s:%d: tool call %d has type %q: want \"function\" (the default) or %q", path, line, i+1, c.Type, CallToolSearch)
+			}
+			if c.Name == "" && c.Type != CallToolSearch {
 				return nil, fmt.Errorf("%s:%d: tool call %d has no name", path, line, i+1)
 			}
 			if len(c.Arguments) == 0 {

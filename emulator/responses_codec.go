@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ var responsesFields = []string{
 	"prompt_cache_key", "prompt_cache_retention", "prompt_cache_options", "reasoning", "text", "include",
 	"metadata", "parallel_tool_calls", "max_output_tokens", "truncation", "previous_response_id", "conversation",
 	"temperature", "top_p", "service_tier", "safety_identifier", "user", "max_tool_calls", "top_logprobs",
+	"client_metadata",
 }
 
 // responsesTTLs are the breakpoint lifetimes the Responses API offers.
@@ -140,6 +142,7 @@ func (d *responsesDecoder) run(r oaiObj) {
 		}
 	}
 	r.metadata("metadata")
+	r.stringMap("client_metadata")
 	d.ex.MaxTokens = int(r.integer("max_output_tokens", 16))
 	r.enum("truncation", "auto", "disabled")
 	r.number("temperature", 0, 2)
@@ -203,7 +206,7 @@ func (d *responsesDecoder) topTools(r oaiObj) {
 			return
 		}
 		t.require("type")
-		switch t.enum("type", "function", "namespace", "tool_search") {
+		switch t.enum("type", "function", "namespace", "tool_search", "custom", "web_search") {
 		case "function":
 			def, deferred := d.function(t)
 			d.unique(names, t.at("name"), def.Name)
@@ -220,6 +223,23 @@ func (d *responsesDecoder) topTools(r oaiObj) {
 			for _, def := range defs {
 				d.tools.add(def)
 			}
+		case "custom":
+			d.custom(t)
+			d.unique(names, t.at("name"), t.str("name"))
+			d.segment(Segment{Bytes: canonical(t.m), ToolDef: true})
+		case "web_search":
+			// A hosted tool: declared, and never called by the emulator.
+			t.known("type", "external_web_access", "search_content_types", "filters", "user_location", "search_context_size")
+			t.boolean("external_web_access")
+			for j, v := range t.array("search_content_types", 0) {
+				if c, ok := v.(string); d.c.ok() && (!ok || (c != "text" && c != "image")) {
+					d.c.fail(oaiBadValue(oaiIndex(t.at("search_content_types"), j), fmt.Sprint(v), []string{"text", "image"}))
+				}
+			}
+			t.obj("filters")
+			t.obj("user_location")
+			t.enum("search_context_size", "low", "medium", "high")
+			d.segment(Segment{Bytes: canonical(t.m), ToolDef: true})
 		case "tool_search":
 			t.known("type", "execution", "description", "parameters")
 			t.enum("execution", "server", "client")
@@ -263,6 +283,28 @@ func (d *responsesDecoder) function(t oaiObj) (ToolDef, bool) {
 	return ToolDef{Name: name, Description: desc, Parameters: params}, deferred
 }
 
+// custom reads a custom (freeform) tool: a name, a description and the
+// format of its input, free text or a grammar. The emulator calls one
+// only when a script names it; it is not a function to call.
+func (d *responsesDecoder) custom(t oaiObj) {
+	t.known("type", "name", "description", "format", "defer_loading")
+	t.require("name")
+	t.toolName("name")
+	t.str("description")
+	t.boolean("defer_loading")
+	if f := t.obj("format"); f.m != nil {
+		f.require("type")
+		if f.enum("type", "text", "grammar") == "grammar" {
+			f.known("type", "syntax", "definition")
+			f.require("syntax", "definition")
+			f.enum("syntax", "lark", "regex")
+			f.str("definition")
+		} else {
+			f.known("type")
+		}
+	}
+}
+
 // namespace reads a namespace of functions: the callable ones (all of
 // them when loaded, else those not deferred) and the namespace as the
 // model sees it.
@@ -278,7 +320,12 @@ func (d *responsesDecoder) namespace(t oaiObj, loaded bool) ([]ToolDef, map[stri
 	for j, v := range inner {
 		f := d.c.object(oaiIndex(t.at("tools"), j), v)
 		f.require("type")
-		f.enum("type", "function")
+		if f.enum("type", "function", "custom") == "custom" {
+			d.custom(f)
+			d.unique(names, f.at("name"), f.str("name"))
+			rendered[j] = f.m
+			continue
+		}
 		def, deferred := d.function(f)
 		d.unique(names, f.at("name"), def.Name)
 		if !d.c.ok() {

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -84,7 +85,18 @@ type (
 		CallID    string `json:"call_id"`
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
+		Namespace string `json:"namespace,omitempty"`
 		Status    string `json:"status"`
+	}
+	// responsesSearchItem is a client-side tool_search_call: the client
+	// runs the search and sends its tool_search_output.
+	responsesSearchItem struct {
+		ID        string          `json:"id"`
+		Type      string          `json:"type"`
+		CallID    string          `json:"call_id"`
+		Execution string          `json:"execution"`
+		Arguments json.RawMessage `json:"arguments"`
+		Status    string          `json:"status"`
 	}
 )
 
@@ -115,8 +127,13 @@ func responsesItems(ex *Exchange, r *Reply) []any {
 			Content: []responsesTextPart{{Type: "output_text", Text: r.Text, Annotations: []any{}, Logprobs: []any{}}}})
 	}
 	for i, c := range r.Calls {
+		if c.Type == CallToolSearch {
+			items = append(items, responsesSearchItem{ID: "tsc_emu_" + seq + "_" + strconv.Itoa(i), Type: "tool_search_call",
+				CallID: oaiCallID(ex, c, i), Execution: "client", Arguments: c.Arguments, Status: "completed"})
+			continue
+		}
 		items = append(items, responsesCallItem{ID: "fc_emu_" + seq + "_" + strconv.Itoa(i), Type: "function_call",
-			CallID: oaiCallID(ex, c, i), Name: c.Name, Arguments: oaiCallArguments(c), Status: "completed"})
+			CallID: oaiCallID(ex, c, i), Name: c.Name, Arguments: oaiCallArguments(c), Namespace: c.Namespace, Status: "completed"})
 	}
 	return items
 }
@@ -167,6 +184,11 @@ func (responsesCodec) writeReply(w http.ResponseWriter, ex *Exchange, r *Reply, 
 			responsesStreamMessage(s, i, it)
 		case responsesCallItem:
 			responsesStreamCall(s, i, it)
+		case responsesSearchItem:
+			added := it
+			added.Status = "in_progress"
+			s.event("response.output_item.added", map[string]any{"output_index": i, "item": added})
+			s.event("response.output_item.done", map[string]any{"output_index": i, "item": it})
 		}
 	}
 	s.event("response.completed", map[string]any{"response": responsesObject(ex, "completed", items, usage)})

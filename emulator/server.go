@@ -264,6 +264,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(&Error{Status: status, Type: "api_error", Code: "server_error", Message: "the responder failed: " + err.Error()})
 		return
 	}
+	if err := responsesOnly(api, reply); err != nil {
+		fail(&Error{Status: http.StatusInternalServerError, Type: "api_error", Code: "server_error", Message: "the responder failed: " + err.Error()})
+		return
+	}
 	u := Usage{Input: total, CacheRead: out.read, CacheWrite: out.write, CacheWriteShort: out.writeShort,
 		CacheWriteLong: out.writeLong, Output: s.outputTokens(reply), Reasoning: s.counter.Count(reply.Thinking)}
 	rec.Status = http.StatusOK
@@ -370,4 +374,18 @@ func contextError(api API, tokens, limit int) *Error {
 	}
 	return &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "context_length_exceeded",
 		Param: "input", Message: fmt.Sprintf("Your input exceeds the context window of this model: %d tokens > %d maximum.", tokens, limit)}
+}
+
+// responsesOnly refuses a reply's calls that only the Responses API can
+// carry (a namespace, a tool_search_call) on another API.
+func responsesOnly(api API, r *Reply) error {
+	if api == OpenAIResponses {
+		return nil
+	}
+	for i, c := range r.Calls {
+		if c.Namespace != "" || c.Type == CallToolSearch {
+			return fmt.Errorf("tool call %d has a namespace or type %q, which only the OpenAI Responses API carries, not %s", i+1, CallToolSearch, api)
+		}
+	}
+	return nil
 }

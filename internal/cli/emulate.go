@@ -32,7 +32,9 @@ handling does to the cache before paying for it. Each request is logged on stder
 status, input tokens, cache read / write, and what an ideal cache could have served.
 
 Replies come from --script (a JSON Lines file of {"text": ..., "tool_calls": [{"name": ...,
-"arguments": {...}}]}, played in order) or, without it, echo the last user message.`,
+"arguments": {...}}]}, played in order; on Responses a call may name a "namespace", or be
+{"type": "tool_search", "arguments": {...}}, a client tool_search_call) or, without it, echo the
+last user message.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := emulator.Config{ContextWindow: window}
