@@ -32,6 +32,7 @@ func TestAnthropicCodecClientBetas(t *testing.T) {
 		req  anthRequest
 	}{
 		{"Claude Code's first request", anthRequest{betas: []string{ccBetas}, body: cc("", ccUser, ccEnv)}},
+		{"Claude Code in a long session", anthRequest{betas: []string{ccBetas + ",fallback-credit-2026-06-01"}, body: cc("", ccUser, ccEnv)}},
 		{"Claude Code in auto mode", anthRequest{betas: []string{ccBetas + ",dangerous-tool-use-2026-09-03,afk-mode-2026-01-31"}, body: cc(safe, ccUser, ccEnv)}},
 		{"Claude Code with stream-json output", anthRequest{betas: []string{ccBetas + ",thinking-display-updates-2026-08-18"},
 			body: strings.Replace(cc("", ccUser, ccEnv), `"display":"omitted"`, `"display":"updates"`, 1)}},

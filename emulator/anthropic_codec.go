@@ -39,6 +39,9 @@ var anthKnownBetas = []string{
 	// auto mode, and auto mode itself (no request field).
 	anthBetaPerTurn, "effort-2025-11-24", "thinking-token-count-2026-05-13", "thinking-display-updates-2026-08-18",
 	anthBetaSafeguards, "afk-mode-2026-01-31",
+	// Claude Code 2.1.332 also sends fallback-credit in a long session; its
+	// field, fallback_credit_token, is a top-level key without a beta.
+	"fallback-credit-2026-06-01",
 	// Current betas of features the emulator does not model (accepted,
 	// changing nothing; their fields and tool types are checked as
 	// without them), as anthropic-sdk-go v2.15.0 lists them: opencode
