@@ -87,7 +87,7 @@ func anthDecode(h http.Header, body []byte, count bool) (*Exchange, *Error) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	v, err := anthParse(body)
+	v, err := parseBody(body)
 	if err != nil {
 		return nil, anthInvalid("There was an error parsing the body of the request: %v. The body must be one JSON object.", err)
 	}

@@ -1,11 +1,8 @@
 package emulator
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -34,20 +31,6 @@ func anthJoin(path string, elems ...any) string {
 		fmt.Fprint(&b, e)
 	}
 	return b.String()
-}
-
-// anthParse decodes a request body into generic JSON values.
-func anthParse(body []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("unexpected data after the top-level JSON value")
-	}
-	return v, nil
 }
 
 // anthObj is a JSON object and the dotted path it sits at.

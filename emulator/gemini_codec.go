@@ -1,11 +1,9 @@
 package emulator
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -270,15 +268,7 @@ func geminiJSON(v any) string { return string(compactJSON(v)) }
 
 // geminiParse decodes a body into a JSON object, or the API's parse error.
 func geminiParse(body []byte) (map[string]any, *Error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			err = fmt.Errorf("unexpected data after the top-level value")
-		}
-	}
+	v, err := parseBody(body)
 	m, ok := v.(map[string]any)
 	if err == nil && !ok {
 		err = fmt.Errorf("the body is a %s, not an object", geminiTypeName(v))

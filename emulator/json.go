@@ -3,6 +3,8 @@ package emulator
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 )
 
 // compactJSON writes v as compact JSON without HTML escaping ("<", ">"
@@ -18,4 +20,20 @@ func compactJSON(v any) json.RawMessage {
 		panic("emulator: compactJSON: " + err.Error())
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// parseBody decodes a request body that must be exactly one JSON value,
+// numbers kept as [json.Number]. Each API's codec checks the value's type
+// and words the error as that API does.
+func parseBody(body []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("unexpected data after the top-level value")
+	}
+	return v, nil
 }

@@ -1,10 +1,8 @@
 package emulator
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -21,15 +19,7 @@ import (
 // oaiParse decodes a request body into a JSON object. Anything else
 // (malformed JSON, trailing data, an array) is the API's parse error.
 func oaiParse(body []byte) (map[string]any, *Error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			err = fmt.Errorf("unexpected data after the top-level value")
-		}
-	}
+	v, err := parseBody(body)
 	m, ok := v.(map[string]any)
 	if err == nil && !ok {
 		err = fmt.Errorf("the body is %s, not an object", oaiTypeName(v))
