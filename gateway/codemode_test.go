@@ -142,14 +142,8 @@ func TestCodemodeListNeverChanges(t *testing.T) {
 // calls them.
 func TestCodemodeScriptWaitsForItsServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st, ct := mcp.NewInMemoryTransports()
-		ss, err := mcptest.NewServer("late", "").Connect(t.Context(), st, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ss.Close() })
-		release := make(chan struct{})
-		g := newGateway(t, mcpclient.ServerConfig{Name: "late", Transport: gated{ct, release}})
+		late, release := lateServer(t)
+		g := newGateway(t, late)
 		cs := connect(t, g, gateway.Codemode)
 		type answer struct {
 			text  string

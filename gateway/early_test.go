@@ -26,14 +26,8 @@ func TestRepairedNameWaitsForALateServer(t *testing.T) {
 	for _, name := range []string{"echo", "MCP__LATE__ECHO"} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				st, ct := mcp.NewInMemoryTransports()
-				ss, err := mcptest.NewServer("late", "").Connect(t.Context(), st, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { ss.Close() })
-				release := make(chan struct{})
-				g := newGateway(t, mcpclient.ServerConfig{Name: "late", Transport: gated{ct, release}})
+				late, release := lateServer(t)
+				g := newGateway(t, late)
 				cs := connect(t, g, gateway.Meta)
 				type answer struct {
 					text  string
@@ -67,14 +61,8 @@ func TestRepairedNameWaitsForALateServer(t *testing.T) {
 // while the surface had no tool yet, and a client that reads capabilities
 // never asked for the tools.
 func TestDirectDeclaresToolsWhileServersConnect(t *testing.T) {
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := mcptest.NewServer("late", "").Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	release := make(chan struct{})
-	g := newGateway(t, mcpclient.ServerConfig{Name: "late", Transport: gated{ct, release}})
+	late, release := lateServer(t)
+	g := newGateway(t, late)
 	direct := connect(t, g, gateway.Direct)
 	if caps := direct.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
 		t.Errorf("the direct surface's capabilities while its server connects: %+v, want tools with listChanged", caps)
@@ -143,14 +131,8 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) ([]string, time.Duration) {
 // -p) then had none to call.
 func TestDirectFirstListWaitsForALateServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st, ct := mcp.NewInMemoryTransports()
-		ss, err := mcptest.NewServer("late", "").Connect(t.Context(), st, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ss.Close() })
-		release := make(chan struct{})
-		g := newGateway(t, mcpclient.ServerConfig{Name: "late", Transport: gated{ct, release}})
+		late, release := lateServer(t)
+		g := newGateway(t, late)
 		direct := connect(t, g, gateway.Direct)
 		listed := make(chan []string, 1)
 		go func() {
@@ -207,15 +189,9 @@ func TestDirectFirstListIsBounded(t *testing.T) {
 // that never connects is answered "unknown tool" after FirstListWait.
 func TestDirectCallWaitsForALateServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st, ct := mcp.NewInMemoryTransports()
-		ss, err := mcptest.NewServer("late", "").Connect(t.Context(), st, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ss.Close() })
-		release := make(chan struct{})
+		late, release := lateServer(t)
 		_, stuck := mcp.NewInMemoryTransports()
-		g := newGateway(t, mcpclient.ServerConfig{Name: "late", Transport: gated{ct, release}},
+		g := newGateway(t, late,
 			mcpclient.ServerConfig{Name: "stuck", Transport: gated{stuck, make(chan struct{})}})
 		direct := connect(t, g, gateway.Direct)
 		type answer struct {
@@ -238,7 +214,7 @@ func TestDirectCallWaitsForALateServer(t *testing.T) {
 			t.Errorf("the call once its server connected: %q (error %v), want the upstream's echo", a.text, a.isErr)
 		}
 		start := time.Now()
-		_, err = direct.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__stuck__echo", Arguments: map[string]any{}})
+		_, err := direct.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__stuck__echo", Arguments: map[string]any{}})
 		if took := time.Since(start); err == nil || !strings.Contains(err.Error(), "unknown tool") || took != gateway.FirstListWait {
 			t.Errorf("a call of a server that never connects: %v after %v, want unknown tool after %v", err, took, gateway.FirstListWait)
 		}

@@ -176,15 +176,25 @@ func (g gated) Connect(ctx context.Context) (mcp.Connection, error) {
 	return g.Transport.Connect(ctx)
 }
 
+// lateServer returns an upstream server "late" (the mcptest server, in
+// memory) whose connection waits until release is closed.
+func lateServer(t *testing.T) (late mcpclient.ServerConfig, release chan struct{}) {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := mcptest.NewServer("late", "").Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	release = make(chan struct{})
+	return mcpclient.ServerConfig{Name: "late", Transport: gated{ct, release}}, release
+}
+
 // TestSearchFindsALateServer: a search issued while an upstream server is
 // still starting waits for it and finds its tools.
 func TestSearchFindsALateServer(t *testing.T) {
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := mcptest.NewServer("late", "").Connect(t.Context(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	release := make(chan struct{})
-	g := newGateway(t, mcpclient.ServerConfig{Name: "late", Transport: gated{ct, release}})
+	late, release := lateServer(t)
+	g := newGateway(t, late)
 	cs := connect(t, g, gateway.Meta)
 	// The list answers at once, before the server is up.
 	if _, err := cs.ListTools(t.Context(), nil); err != nil {
