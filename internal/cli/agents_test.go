@@ -94,18 +94,7 @@ func newAgentRoundScript(t *testing.T, name string, serveFlags []string, calls f
 	r.serveFlags = serveFlags
 	replies := append(calls(r.note), map[string]any{"text": r.answer})
 	r.replies = len(replies)
-	var script bytes.Buffer
-	for _, reply := range replies {
-		line, err := json.Marshal(reply)
-		if err != nil {
-			t.Fatal(err)
-		}
-		script.Write(append(line, '\n'))
-	}
-	scriptPath := filepath.Join(t.TempDir(), "script.jsonl")
-	if err := os.WriteFile(scriptPath, script.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	scriptPath := writeScript(t, replies...)
 	r.base, r.emuLog = emulateScript(t, scriptPath)
 	return r
 }

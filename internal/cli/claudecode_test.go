@@ -208,18 +208,7 @@ func claudeCodeEndToEnd(t *testing.T, env []string, first []any, counts int) {
 		map[string]any{"tool_calls": []any{map[string]any{"name": "mcp__toolshelf__call_tool",
 			"arguments": map[string]any{"name": "mcp__filesystem__read_text_file", "arguments": map[string]any{"path": note}}}}},
 		map[string]any{"text": answer})
-	var script bytes.Buffer
-	for _, reply := range replies {
-		line, err := json.Marshal(reply)
-		if err != nil {
-			t.Fatal(err)
-		}
-		script.Write(append(line, '\n'))
-	}
-	scriptPath := filepath.Join(t.TempDir(), "script.jsonl")
-	if err := os.WriteFile(scriptPath, script.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	scriptPath := writeScript(t, replies...)
 	c := newClaudeCode(t)
 	c.addStdioGateway(t, filesystemServer(t, files))
 	base, emuLog := emulateScript(t, scriptPath)
@@ -350,18 +339,7 @@ func claudeCodeDirect(t *testing.T, name string, env []string, first []any) {
 	replies := append(slices.Clip(first),
 		map[string]any{"tool_calls": []any{map[string]any{"name": name, "arguments": map[string]any{"path": note}}}},
 		map[string]any{"text": answer})
-	var script bytes.Buffer
-	for _, reply := range replies {
-		line, err := json.Marshal(reply)
-		if err != nil {
-			t.Fatal(err)
-		}
-		script.Write(append(line, '\n'))
-	}
-	scriptPath := filepath.Join(t.TempDir(), "script.jsonl")
-	if err := os.WriteFile(scriptPath, script.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	scriptPath := writeScript(t, replies...)
 	c := newClaudeCode(t)
 	c.addStdioGateway(t, filesystemServer(t, files), "--surface", "direct")
 	base, emuLog := emulateScript(t, scriptPath)

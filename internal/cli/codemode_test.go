@@ -15,7 +15,7 @@ import (
 )
 
 // writeScript writes an emulator script (run --script) of replies.
-func writeScript(t *testing.T, replies ...map[string]any) string {
+func writeScript[R any](t *testing.T, replies ...R) string {
 	t.Helper()
 	var b strings.Builder
 	for _, r := range replies {

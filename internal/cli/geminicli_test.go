@@ -60,18 +60,7 @@ func TestGeminiCLICallsThroughTheGateway(t *testing.T) {
 			"arguments": map[string]any{"name": "mcp__filesystem__read_text_file", "arguments": map[string]any{"path": note}}}}},
 		{"text": answer},
 	}
-	var script bytes.Buffer
-	for _, reply := range replies {
-		line, err := json.Marshal(reply)
-		if err != nil {
-			t.Fatal(err)
-		}
-		script.Write(append(line, '\n'))
-	}
-	scriptPath := filepath.Join(t.TempDir(), "script.jsonl")
-	if err := os.WriteFile(scriptPath, script.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	scriptPath := writeScript(t, replies...)
 	base, emuLog := emulateScript(t, scriptPath)
 
 	// A home of its own: the gateway (this test binary run as toolshelf
