@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolshelf/toolshelf/internal/claudecode"
 )
 
 // The coding agents besides Claude Code (installed pinned by .ci/agents)
@@ -202,9 +204,9 @@ func TestQwenCodeCallsThroughTheGateway(t *testing.T) {
 	var calls []string
 	results := map[string]string{}
 	ids := map[string]string{}
-	var result *ccEvent
+	var result *claudecode.Event
 	for line := range bytes.Lines(out) {
-		var ev ccEvent
+		var ev claudecode.Event
 		if err := json.Unmarshal(line, &ev); err != nil {
 			t.Fatalf("a line of stream-json is not JSON: %v\n%s", err, line)
 		}
@@ -217,9 +219,9 @@ func TestQwenCodeCallsThroughTheGateway(t *testing.T) {
 					ids[b.Name] = b.ID
 				case "tool_result":
 					if b.IsError {
-						t.Errorf("tool %s failed: %s", b.ToolUseID, b.text())
+						t.Errorf("tool %s failed: %s", b.ToolUseID, b.Text())
 					}
-					results[b.ToolUseID] = b.text()
+					results[b.ToolUseID] = b.Text()
 				}
 			}
 		case "result":

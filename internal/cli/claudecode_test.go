@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolshelf/toolshelf/internal/claudecode"
 )
 
 // claudeCode is a real coding agent, Claude Code (installed pinned by
@@ -38,23 +40,7 @@ func newClaudeCode(t *testing.T) *claudeCode {
 	}
 	realServerBin(t)
 	home := t.TempDir()
-	c := &claudeCode{bin: bin, project: filepath.Join(home, "project"), env: []string{
-		// Only what this test gives it: nothing of the developer's
-		// configuration, keys or Claude Code settings.
-		"PATH=" + os.Getenv("PATH"), // node, for the filesystem server
-		"HOME=" + home,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
-		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"TMPDIR=" + filepath.Join(home, "tmp"), // Claude Code keeps task output under $TMPDIR/claude-<uid>
-		// No traffic beyond loopback: no telemetry, error reports,
-		// update checks or other nonessential calls.
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_AUTOUPDATER=1",
-		"DISABLE_TELEMETRY=1",
-		"DISABLE_ERROR_REPORTING=1",
-	}}
+	c := &claudeCode{bin: bin, project: filepath.Join(home, "project"), env: claudecode.Env(home)}
 	for _, dir := range []string{c.project, filepath.Join(home, "tmp")} {
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
@@ -226,9 +212,9 @@ func claudeCodeEndToEnd(t *testing.T, env []string, first []any, counts int) {
 	var calls []string
 	results := map[string]string{} // tool_use id → result text
 	ids := map[string]string{}     // tool name → tool_use id
-	var result *ccEvent
+	var result *claudecode.Event
 	for line := range bytes.Lines(out) {
-		var ev ccEvent
+		var ev claudecode.Event
 		if err := json.Unmarshal(line, &ev); err != nil {
 			t.Fatalf("a line of stream-json is not JSON: %v\n%s", err, line)
 		}
@@ -240,7 +226,7 @@ func claudeCodeEndToEnd(t *testing.T, env []string, first []any, counts int) {
 			if !slices.Contains(ev.Tools, "mcp__toolshelf__tool_search") || !slices.Contains(ev.Tools, "mcp__toolshelf__call_tool") {
 				t.Errorf("the gateway's tools are not offered: %v", ev.Tools)
 			}
-			if !slices.ContainsFunc(ev.MCPServers, func(s ccServer) bool { return s.Name == "toolshelf" && s.Status == "connected" }) {
+			if !slices.ContainsFunc(ev.MCPServers, func(s claudecode.Server) bool { return s.Name == "toolshelf" && s.Status == "connected" }) {
 				t.Errorf("the gateway is not connected: %+v", ev.MCPServers)
 			}
 		case "assistant", "user":
@@ -251,9 +237,9 @@ func claudeCodeEndToEnd(t *testing.T, env []string, first []any, counts int) {
 					ids[b.Name] = b.ID
 				case "tool_result":
 					if b.IsError {
-						t.Errorf("tool %s failed: %s", b.ToolUseID, b.text())
+						t.Errorf("tool %s failed: %s", b.ToolUseID, b.Text())
 					}
-					results[b.ToolUseID] = b.text()
+					results[b.ToolUseID] = b.Text()
 				}
 			}
 		case "result":
@@ -355,9 +341,9 @@ func claudeCodeDirect(t *testing.T, name string, env []string, first []any) {
 	}
 	var calls []string
 	var read string
-	var result *ccEvent
+	var result *claudecode.Event
 	for line := range bytes.Lines(out) {
-		var ev ccEvent
+		var ev claudecode.Event
 		if err := json.Unmarshal(line, &ev); err != nil {
 			t.Fatalf("a line of stream-json is not JSON: %v\n%s", err, line)
 		}
@@ -373,9 +359,9 @@ func claudeCodeDirect(t *testing.T, name string, env []string, first []any) {
 					calls = append(calls, b.Name)
 				case "tool_result":
 					if b.IsError {
-						t.Errorf("tool %s failed: %s", b.ToolUseID, b.text())
+						t.Errorf("tool %s failed: %s", b.ToolUseID, b.Text())
 					}
-					read += b.text()
+					read += b.Text()
 				}
 			}
 		case "result":
@@ -422,49 +408,4 @@ func emulateScript(t *testing.T, script string) (string, *watcher) {
 		t.Fatalf("no address in %q", stdout.String())
 	}
 	return m[1], stderr
-}
-
-// ccEvent is a line of Claude Code's stream-json output, the fields this
-// test reads.
-type ccEvent struct {
-	Type       string     `json:"type"`
-	Subtype    string     `json:"subtype"`
-	Tools      []string   `json:"tools"`
-	MCPServers []ccServer `json:"mcp_servers"`
-	Message    struct {
-		Content []ccBlock `json:"content"`
-	} `json:"message"`
-	IsError bool   `json:"is_error"`
-	Result  string `json:"result"`
-}
-
-type ccServer struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-}
-
-type ccBlock struct {
-	Type      string          `json:"type"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	ToolUseID string          `json:"tool_use_id"`
-	IsError   bool            `json:"is_error"`
-	Content   json.RawMessage `json:"content"`
-}
-
-// text is a tool_result's content as text: a string, or its text blocks.
-func (b ccBlock) text() string {
-	var s string
-	if json.Unmarshal(b.Content, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(b.Content, &blocks)
-	texts := make([]string, len(blocks))
-	for i, x := range blocks {
-		texts[i] = x.Text
-	}
-	return strings.Join(texts, "\n")
 }

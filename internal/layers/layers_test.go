@@ -54,6 +54,7 @@ var layer = map[string]int{
 	"internal/reftext":    8,
 	"internal/safetext":   8,
 	"internal/userdir":    8,
+	"internal/claudecode": 8,
 	"internal/layers":     9,
 
 	// tests only: those that need both provider SDKs

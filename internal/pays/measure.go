@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/toolshelf/toolshelf/catalog"
+	"github.com/toolshelf/toolshelf/internal/claudecode"
 )
 
 // The setups: Claude Code reaches the upstream servers through the
@@ -101,15 +102,8 @@ type Result struct {
 	model string
 	// reported is the usage Claude Code's result event reports, window
 	// the context window it reports for the model.
-	reported claudeUsage
+	reported claudecode.Usage
 	window   int
-}
-
-// claudeUsage is the usage of Claude Code's stream-json result event.
-type claudeUsage struct {
-	Input      int `json:"input_tokens"`
-	CacheWrite int `json:"cache_creation_input_tokens"`
-	CacheRead  int `json:"cache_read_input_tokens"`
 }
 
 // Cost is the session's prompt in uncached-input-token equivalents at
@@ -209,19 +203,7 @@ func (r *Runner) Run(ctx context.Context, c Config) (Result, error) {
 		return Result{}, err
 	}
 
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + home,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
-		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"TMPDIR=" + filepath.Join(home, "tmp"),
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_AUTOUPDATER=1",
-		"DISABLE_TELEMETRY=1",
-		"DISABLE_ERROR_REPORTING=1",
-	}
+	env := claudecode.Env(home)
 	claude := func(ctx context.Context, args ...string) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, r.Claude, args...)
 		cmd.Dir, cmd.Env = project, env
@@ -628,10 +610,10 @@ func (res *Result) check(out []byte, want []string, runErr error, stderr string)
 		return
 	}
 	var calls []string
-	var final *ccEvent
+	var final *claudecode.Event
 	read := false
 	for line := range bytes.Lines(out) {
-		var ev ccEvent
+		var ev claudecode.Event
 		if err := json.Unmarshal(line, &ev); err != nil {
 			res.Failed = "a line of stream-json is not JSON"
 			return
@@ -644,13 +626,13 @@ func (res *Result) check(out []byte, want []string, runErr error, stderr string)
 					calls = append(calls, b.Name)
 				case "tool_result":
 					if b.IsError {
-						res.Failed = "a tool failed: " + truncate(b.text(), 200)
-						if strings.Contains(b.text(), "No such tool available") {
-							res.Failed = "Claude Code had not taken the tool up when the model called it (" + truncate(b.text(), 200) + ")"
+						res.Failed = "a tool failed: " + truncate(b.Text(), 200)
+						if strings.Contains(b.Text(), "No such tool available") {
+							res.Failed = "Claude Code had not taken the tool up when the model called it (" + truncate(b.Text(), 200) + ")"
 						}
 						return
 					}
-					read = read || strings.Contains(b.text(), noteText)
+					read = read || strings.Contains(b.Text(), noteText)
 				}
 			}
 		case "result":
@@ -669,45 +651,4 @@ func (res *Result) check(out []byte, want []string, runErr error, stderr string)
 	case final == nil || final.IsError || final.Result != answer:
 		res.Failed = "Claude Code did not end with the scripted answer"
 	}
-}
-
-// ccEvent is a line of Claude Code's stream-json output, the fields read
-// here.
-type ccEvent struct {
-	Type    string   `json:"type"`
-	Subtype string   `json:"subtype"`
-	Tools   []string `json:"tools"`
-	Message struct {
-		Content []ccBlock `json:"content"`
-	} `json:"message"`
-	IsError    bool        `json:"is_error"`
-	Result     string      `json:"result"`
-	Usage      claudeUsage `json:"usage"`
-	ModelUsage map[string]struct {
-		ContextWindow int `json:"contextWindow"`
-	} `json:"modelUsage"`
-}
-
-type ccBlock struct {
-	Type    string          `json:"type"`
-	Name    string          `json:"name"`
-	IsError bool            `json:"is_error"`
-	Content json.RawMessage `json:"content"`
-}
-
-// text is a tool_result's content as text: a string, or its text blocks.
-func (b ccBlock) text() string {
-	var s string
-	if json.Unmarshal(b.Content, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(b.Content, &blocks)
-	texts := make([]string, len(blocks))
-	for i, x := range blocks {
-		texts[i] = x.Text
-	}
-	return strings.Join(texts, "\n")
 }
