@@ -55,6 +55,7 @@ var layer = map[string]int{
 	"internal/safetext":   8,
 	"internal/userdir":    8,
 	"internal/claudecode": 8,
+	"internal/oauthtest":  8,
 	"internal/layers":     9,
 
 	// tests only: those that need both provider SDKs
