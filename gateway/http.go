@@ -17,7 +17,16 @@ type HTTPConfig struct {
 	// (Authorization: Bearer <token>); others get 401. It is the client's
 	// credential for the gateway and is never sent upstream.
 	Token string
+	// Auth, when set, makes the handler an OAuth 2.1 protected resource
+	// (see [AuthConfig]) instead: every request needs an access token the
+	// authorization server issued for the gateway. Token and Auth cannot
+	// both be set.
+	Auth *Auth
 }
+
+// httpSurfaces are the paths of the HTTP handler and the surface each
+// serves.
+var httpSurfaces = map[string]Surface{"/mcp": Meta, "/mcp/meta": Meta, "/mcp/direct": Direct, "/mcp/codemode": Codemode}
 
 // Handler returns the gateway as a stateless streamable HTTP handler: the
 // meta surface at /mcp (and /mcp/meta), the direct surface at /mcp/direct,
@@ -27,13 +36,20 @@ type HTTPConfig struct {
 // are served (those that initialize get no session to keep). A request
 // ends with the HTTP request that carries it: a client that disconnects
 // stops its script or call. The SDK's protection against
-// DNS rebinding applies on loopback addresses.
+// DNS rebinding applies on loopback addresses. It panics when cfg sets
+// both Token and Auth.
 func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 	opts := &mcp.StreamableHTTPOptions{Stateless: true}
 	mux := http.NewServeMux()
-	for path, s := range map[string]Surface{"/mcp": Meta, "/mcp/meta": Meta, "/mcp/direct": Direct, "/mcp/codemode": Codemode} {
+	for path, s := range httpSurfaces {
 		srv := g.Server(s)
 		mux.Handle(path, carry(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)))
+	}
+	if cfg.Auth != nil {
+		if cfg.Token != "" {
+			panic("gateway: HTTPConfig sets both Token and Auth: set one")
+		}
+		return cfg.Auth.handler(mux)
 	}
 	if cfg.Token == "" {
 		return mux

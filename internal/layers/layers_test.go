@@ -78,6 +78,7 @@ var confined = map[string][]string{
 	"github.com/tiktoken-go/tokenizer":       {"tokens"},
 	"github.com/dlclark/regexp2":             {"internal/ecma"},
 	"github.com/schollz/progressbar":         {"internal/cli"},
+	"github.com/go-jose/go-jose":             {"gateway"},
 }
 
 // standalone lists packages that must stay independent of the rest of
