@@ -23,6 +23,7 @@ import (
 func newServeCmd(e *env) *cobra.Command {
 	var mcpFile, surface, httpAddr, token, metrics string
 	var list bool
+	var authf authFlags
 	var wait time.Duration
 	var maxScripts, scriptMemoryMiB int
 	var queueWait, scriptTimeout time.Duration
@@ -45,9 +46,12 @@ Surfaces (--surface on stdio; the URL path over HTTP):
 Standard input and output by default (the client starts the gateway); --http ADDR serves
 streamable HTTP at http://ADDR/mcp (meta), /mcp/meta, /mcp/direct and /mcp/codemode, stateless,
 for clients of both protocol generations. HTTP listens on loopback unless told otherwise, and an address other
-machines can reach needs --token. Upstream servers connect in the background: the gateway
-answers at once, and a search waits for servers still connecting (the direct surface's first
-tools/list too, for at most 5 s). Tools hidden in the servers
+machines can reach needs --token or --auth-issuer. With --auth-issuer the gateway is an OAuth 2.1
+protected resource: it publishes its resource metadata at /.well-known/oauth-protected-resource/mcp
+(and for each path), and a request needs an access token of that authorization server whose
+audience is the endpoint's URL (or --auth-audience), with every --auth-scope. Upstream servers
+connect in the background: the gateway answers at once, and a search waits for servers still
+connecting (the direct surface's first tools/list too, for at most 5 s). Tools hidden in the servers
 file ("toolExposure": {"delete_*": "hidden"}) are denied on every surface. Every search and call
 is appended to the metrics log (read it with toolshelf stats). Scripts of the code tool run
 --max-scripts at a time over every client, each in its own VM under --script-timeout and
@@ -70,9 +74,12 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 			if err != nil {
 				return err
 			}
+			if err := authf.check(httpAddr, token); err != nil {
+				return err
+			}
 			var ln net.Listener
 			if httpAddr != "" {
-				if ln, err = listenGateway(httpAddr, token); err != nil {
+				if ln, err = listenGateway(httpAddr, token != "" || authf.issuer != ""); err != nil {
 					return err
 				}
 				defer ln.Close()
@@ -80,6 +87,10 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 			// The MCP SDK logs its own end as an error when asked to stop;
 			// a requested stop is not one.
 			logger := slog.New(quietStop{e.ctx, e.logger(true).Handler()})
+			gwAuth, err := authf.build(e.ctx, ln, logger)
+			if err != nil {
+				return err
+			}
 			servers, always := gateway.ShelfConfig(cfg.Servers)
 			scfg := toolshelf.Config{Servers: servers, Logger: logger, ClientName: "toolshelf", ClientVersion: version()}
 			if metrics != metricsOff {
@@ -113,7 +124,7 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 					return nil
 				}
 			} else {
-				hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+				hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token, Auth: gwAuth}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 				err = serveUntilDone(e.ctx, hs, ln)
 			}
 			if e.ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -127,6 +138,7 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 	fl.StringVar(&surface, "surface", string(gateway.Meta), "what stdio clients see: meta (tool_search and call_tool), direct (every upstream tool) or codemode (tool_search and code)")
 	fl.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of standard input and output")
 	fl.StringVar(&token, "token", os.Getenv("TOOLSHELF_TOKEN"), "bearer token HTTP clients must send (default $TOOLSHELF_TOKEN); required beyond loopback")
+	authf.register(fl)
 	fl.StringVar(&metrics, "metrics", "", "metrics log of searches and calls, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl)")
 	fl.BoolVar(&list, "list", false, "print the surface's tools/list with each definition's tokens (once the servers connected, at most --wait) and exit")
 	fl.DurationVar(&wait, "wait", 30*time.Second, "with --list: how long to wait for the servers to connect")
@@ -175,15 +187,15 @@ func errSuffix(err error) string {
 }
 
 // listenGateway listens on addr, refusing an address other machines can
-// reach unless a token guards it.
-func listenGateway(addr, token string) (net.Listener, error) {
+// reach unless a token (--token or --auth-issuer) guards it.
+func listenGateway(addr string, guarded bool) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--http %s: %w", addr, err)
 	}
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && token == "" {
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !guarded {
 		ln.Close()
-		return nil, usagef("--http %s listens beyond this machine (%s) without authentication: set --token (or $TOOLSHELF_TOKEN) so clients must send it, or listen on 127.0.0.1", addr, ln.Addr())
+		return nil, usagef("--http %s listens beyond this machine (%s) without authentication: set --token (or $TOOLSHELF_TOKEN) so clients must send it, or --auth-issuer so they must sign in, or listen on 127.0.0.1", addr, ln.Addr())
 	}
 	return ln, nil
 }
