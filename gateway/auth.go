@@ -106,7 +106,7 @@ type Auth struct {
 	endpoints []string // the endpoints' paths
 
 	mu      sync.Mutex // guards the fields below; held while fetching
-	meta    *oauthex.AuthServerMeta
+	jwksURI string     // from the issuer's metadata, once fetched
 	keys    []jose.JSONWebKey
 	fetched time.Time // when keys were fetched
 	tried   time.Time // when metadata or keys were last fetched or tried
@@ -454,17 +454,14 @@ func (a *Auth) refresh(ctx context.Context) error {
 func (a *Auth) fetchKeys(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, AuthFetchTimeout)
 	defer cancel()
-	if a.meta == nil {
-		meta, err := a.discover(ctx)
+	if a.jwksURI == "" {
+		uri, err := a.discover(ctx)
 		if err != nil {
 			return err
 		}
-		if meta.JWKSURI == "" {
-			return fmt.Errorf("the metadata of %s names no jwks_uri: its tokens cannot be checked as JWTs (introspect them instead)", a.issuer)
-		}
-		a.meta = meta
+		a.jwksURI = uri
 	}
-	body, err := a.get(ctx, a.meta.JWKSURI)
+	body, err := a.get(ctx, a.jwksURI)
 	if err != nil {
 		return fmt.Errorf("the keys of %s: %w", a.issuer, err)
 	}
@@ -472,7 +469,7 @@ func (a *Auth) fetchKeys(ctx context.Context) error {
 		Keys []json.RawMessage `json:"keys"`
 	}
 	if err := json.Unmarshal(body, &set); err != nil {
-		return fmt.Errorf("the keys of %s (%s): %w", a.issuer, a.meta.JWKSURI, err)
+		return fmt.Errorf("the keys of %s (%s): %w", a.issuer, a.jwksURI, err)
 	}
 	var keys []jose.JSONWebKey
 	for _, raw := range set.Keys {
@@ -483,19 +480,21 @@ func (a *Auth) fetchKeys(ctx context.Context) error {
 		keys = append(keys, k)
 	}
 	if len(keys) == 0 {
-		return fmt.Errorf("the keys of %s (%s) hold no public signing key", a.issuer, a.meta.JWKSURI)
+		return fmt.Errorf("the keys of %s (%s) hold no public signing key", a.issuer, a.jwksURI)
 	}
 	a.keys, a.fetched, a.lastErr = keys, a.now(), nil
 	return nil
 }
 
-// discover finds the issuer's metadata: RFC 8414 first, then OpenID
+// discover finds the issuer's metadata, RFC 8414 first, then OpenID
 // discovery, each at the places their specs name for an issuer with a
-// path.
-func (a *Auth) discover(ctx context.Context) (*oauthex.AuthServerMeta, error) {
+// path, and returns its jwks_uri. The issuer is the operator's choice,
+// not a server's answer, so unlike a client's discovery
+// (oauthex.GetAuthServerMeta) it may be on a private network.
+func (a *Auth) discover(ctx context.Context) (string, error) {
 	u, err := url.Parse(a.issuer)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	path := strings.TrimSuffix(u.Path, "/")
 	origin := u.Scheme + "://" + u.Host
@@ -507,17 +506,43 @@ func (a *Auth) discover(ctx context.Context) (*oauthex.AuthServerMeta, error) {
 	}
 	var errs []error
 	for _, m := range urls {
-		meta, err := oauthex.GetAuthServerMeta(ctx, m, a.issuer, a.client)
-		if err != nil {
+		body, err := a.get(ctx, m)
+		if st, ok := errors.AsType[*statusError](err); ok && st.code/100 == 4 {
 			errs = append(errs, err)
-			continue
+			continue // not there: the next place
 		}
-		if meta != nil {
-			return meta, nil
+		if err != nil {
+			return "", fmt.Errorf("the metadata of %s: %w", a.issuer, err)
 		}
+		var meta struct {
+			Issuer  string `json:"issuer"`
+			JWKSURI string `json:"jwks_uri"`
+		}
+		if err := json.Unmarshal(body, &meta); err != nil {
+			return "", fmt.Errorf("the metadata of %s (%s) is not JSON: %w", a.issuer, m, err)
+		}
+		if meta.Issuer != a.issuer {
+			return "", fmt.Errorf("the metadata at %s names the issuer %q, not %q: give the issuer exactly as the server names it", m, meta.Issuer, a.issuer)
+		}
+		if meta.JWKSURI == "" {
+			return "", fmt.Errorf("the metadata of %s names no jwks_uri: its tokens cannot be checked as JWTs (introspect them instead)", a.issuer)
+		}
+		if err := checkHTTPSOrLoopback(meta.JWKSURI); err != nil {
+			return "", fmt.Errorf("the jwks_uri of %s: %w", a.issuer, err)
+		}
+		return meta.JWKSURI, nil
 	}
-	return nil, fmt.Errorf("no authorization server metadata for issuer %s at %s: %w", a.issuer, strings.Join(urls, " or "), errors.Join(errs...))
+	return "", fmt.Errorf("no authorization server metadata for issuer %s at %s: %w", a.issuer, strings.Join(urls, " or "), errors.Join(errs...))
 }
+
+// statusError is an answer other than 200 OK.
+type statusError struct {
+	url  string
+	code int
+	text string
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("%s answered %s", e.url, e.text) }
 
 // get fetches url, at most [AuthMaxBody] bytes.
 func (a *Auth) get(ctx context.Context, url string) ([]byte, error) {
@@ -543,7 +568,7 @@ func (a *Auth) do(req *http.Request) ([]byte, error) {
 		return nil, fmt.Errorf("%s answered more than %d bytes", req.URL.Redacted(), AuthMaxBody)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %s", req.URL.Redacted(), resp.Status)
+		return nil, &statusError{url: req.URL.Redacted(), code: resp.StatusCode, text: resp.Status}
 	}
 	return body, nil
 }

@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
@@ -338,5 +341,152 @@ func TestNewAuthRefusesBadSettings(t *testing.T) {
 		if _, err := gateway.NewAuth(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
 		}
+	}
+}
+
+// TestSDKClientSignsInToTheGateway: the Go SDK's own OAuth client, from
+// the gateway's 401 alone, finds the authorization server through the
+// resource metadata, registers itself (RFC 7591), signs in with PKCE and
+// the endpoint as resource indicator, and then lists and calls.
+func TestSDKClientSignsInToTheGateway(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	p := serveProtected(t, as, nil)
+	codes := make(chan *auth.AuthorizationResult, 1)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		codes <- &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}
+	}))
+	defer redirect.Close()
+	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			ClientName:              "sdk-client",
+			RedirectURIs:            []string{redirect.URL + "/callback"},
+			GrantTypes:              []string{"authorization_code", "refresh_token"},
+			TokenEndpointAuthMethod: "none",
+		}},
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			if err := as.Authorize(ctx, args.URL); err != nil {
+				return nil, err
+			}
+			return <-codes, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "sdk-client", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: p.url + "/mcp", OAuthHandler: h}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if text, isErr := call(t, cs, "call_tool", map[string]any{"name": "mcp__notes__echo", "arguments": map[string]any{"text": "signed in"}}); isErr || text != "echo: signed in" {
+		t.Errorf("call: %q", text)
+	}
+	if h := p.upstream.headers(); len(h) > 0 {
+		t.Errorf("the upstream server received Authorization headers: %d", len(h))
+	}
+}
+
+// countingTransport counts the requests for each path.
+type countingTransport struct {
+	mu    sync.Mutex
+	paths map[string]int
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.paths[r.URL.Path]++
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (c *countingTransport) count(path string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paths[path]
+}
+
+// TestAuthKeysRefetchBounded: a token signed by a key the gateway does not
+// know makes it fetch the issuer's keys again at most once per
+// JWKSMinRefresh, and keys older than JWKSMaxAge are fetched again.
+func TestAuthKeysRefetchBounded(t *testing.T) {
+	as := oauthtest.Start(t, nil)
+	other := oauthtest.Start(t, nil)
+	fetches := &countingTransport{paths: map[string]int{}}
+	p := serveProtected(t, as, func(c *gateway.AuthConfig) { c.HTTPClient = &http.Client{Transport: fetches} })
+	start := time.Now()
+	var mu sync.Mutex
+	clock := start
+	set := func(d time.Duration) { mu.Lock(); clock = start.Add(d); mu.Unlock() }
+	gateway.SetAuthClock(p.auth, func() time.Time { mu.Lock(); defer mu.Unlock(); return clock })
+	aud := p.url + "/mcp"
+	good := "Bearer " + as.Token(t, oauthtest.TokenRequest{Audience: aud, Scopes: []string{"mcp:tools"}, TTL: 2 * time.Hour}).AccessToken
+	unknown := "Bearer " + other.Token(t, oauthtest.TokenRequest{Audience: aud, Scopes: []string{"mcp:tools"}, TTL: 2 * time.Hour}).AccessToken
+	for i, step := range []struct {
+		at      time.Duration
+		auth    string
+		status  int
+		fetched int
+	}{
+		{0, good, 200, 1},
+		{0, unknown, 401, 1}, // just fetched: not again
+		{gateway.JWKSMinRefresh - time.Second, unknown, 401, 1}, // still within the bound
+		{gateway.JWKSMinRefresh, unknown, 401, 2},               // a rotation, perhaps: fetched once
+		{gateway.JWKSMinRefresh, unknown, 401, 2},
+		{gateway.JWKSMinRefresh, good, 200, 2},
+		{gateway.JWKSMaxAge + gateway.JWKSMinRefresh, good, 200, 3}, // too old: fetched again
+	} {
+		set(step.at)
+		status, _ := p.initialize(t, "/mcp", step.auth)
+		if got := fetches.count("/jwks"); status != step.status || got != step.fetched {
+			t.Errorf("step %d at +%v: %d with %d key fetches, want %d with %d", i, step.at, status, got, step.status, step.fetched)
+		}
+	}
+}
+
+// TestAuthDiscoveryRefusals: an issuer whose metadata names another
+// issuer or no keys, or whose keys are larger than AuthMaxBody, is refused
+// with a reason that says so.
+func TestAuthDiscoveryRefusals(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		metaIssuer func(issuer string) string
+		jwks       bool
+		keys       string
+		want       string
+	}{
+		{"another issuer", func(string) string { return "https://elsewhere.example.com" }, true, `{"keys":[]}`, `names the issuer "https://elsewhere.example.com"`},
+		{"no jwks_uri", func(i string) string { return i }, false, "", "names no jwks_uri"},
+		{"keys too large", func(i string) string { return i }, true, `{"keys":["` + strings.Repeat("k", gateway.AuthMaxBody) + `"]}`, fmt.Sprintf("more than %d bytes", gateway.AuthMaxBody)},
+		{"no signing key", func(i string) string { return i }, true, `{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}`, "no public signing key"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var issuer string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				switch r.URL.Path {
+				case "/.well-known/oauth-authorization-server":
+					meta := map[string]any{"issuer": c.metaIssuer(issuer)}
+					if c.jwks {
+						meta["jwks_uri"] = issuer + "/jwks"
+					}
+					json.NewEncoder(w).Encode(meta)
+				case "/jwks":
+					w.Write([]byte(c.keys))
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			defer srv.Close()
+			issuer = srv.URL
+			a, err := gateway.NewAuth(gateway.AuthConfig{Issuer: issuer, PublicURL: "http://127.0.0.1:1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Discover(t.Context()); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Discover: %v, want an error with %q", err, c.want)
+			}
+		})
 	}
 }
