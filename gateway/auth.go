@@ -246,9 +246,9 @@ func (a *Auth) guard(next http.Handler) http.Handler {
 			return
 		}
 		info, err := a.verify(r.Context(), token, path)
-		var refused *tokenError
+		refused, isRefusal := errors.AsType[*tokenError](err)
 		switch {
-		case errors.As(err, &refused):
+		case isRefusal:
 			a.log.Info("gateway: refused a bearer token", "path", r.URL.Path, "remote", r.RemoteAddr, "reason", refused.reason)
 			a.challenge(w, path, http.StatusUnauthorized, "invalid_token", refused.public, "unauthorized: "+refused.public)
 			return

@@ -36,8 +36,9 @@ var httpSurfaces = map[string]Surface{"/mcp": Meta, "/mcp/meta": Meta, "/mcp/dir
 // are served (those that initialize get no session to keep). A request
 // ends with the HTTP request that carries it: a client that disconnects
 // stops its script or call. The SDK's protection against
-// DNS rebinding applies on loopback addresses. It panics when cfg sets
-// both Token and Auth.
+// DNS rebinding applies on loopback addresses. With cfg.Auth it also
+// serves the resource metadata under [ResourceMetadataPath]. It panics
+// when cfg sets both Token and Auth.
 func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 	opts := &mcp.StreamableHTTPOptions{Stateless: true}
 	mux := http.NewServeMux()

@@ -95,7 +95,8 @@ func TestOpaqueTokenIntrospectedThenRevoked(t *testing.T) {
 
 // TestAuthorizationCodeFlow: a public native client with PKCE and a
 // resource indicator gets a code through Authorize, exchanges it for a JWT
-// for the resource and a refresh token, and refreshes.
+// for the resource and a refresh token, and refreshes; once Revoke revoked
+// the refresh token, refreshing fails.
 func TestAuthorizationCodeFlow(t *testing.T) {
 	s := oauthtest.Start(t, &oauthtest.Options{Clients: []oauthtest.Client{{ID: "cli", RedirectURIs: []string{"http://127.0.0.1/callback"}}}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -144,5 +145,10 @@ func TestAuthorizationCodeFlow(t *testing.T) {
 	}
 	if c := claims(t, fresh.AccessToken); c["aud"] != resource {
 		t.Errorf("refreshed claims %v", c)
+	}
+	s.Revoke(t, fresh.RefreshToken)
+	fresh.Expiry = time.Now().Add(-time.Hour)
+	if _, err := cfg.TokenSource(t.Context(), fresh).Token(); err == nil || !strings.Contains(err.Error(), "invalid_grant") {
+		t.Errorf("a refresh with a revoked refresh token: %v, want invalid_grant", err)
 	}
 }
