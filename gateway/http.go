@@ -27,7 +27,10 @@ type HTTPConfig struct {
 // are served (those that initialize get no session to keep). A request
 // ends with the HTTP request that carries it: a client that disconnects
 // stops its script or call. The SDK's protection against
-// DNS rebinding applies on loopback addresses.
+// DNS rebinding applies on loopback addresses. A request without the
+// token is answered 401 before its body is read, and a body is read
+// within [BodyTimeout] and [MaxRequestBytes] (httpfront.go); cfg.Token
+// should pass [CheckToken].
 func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 	opts := &mcp.StreamableHTTPOptions{Stateless: true}
 	mux := http.NewServeMux()
@@ -35,18 +38,19 @@ func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 		srv := g.Server(s)
 		mux.Handle(path, carry(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)))
 	}
+	h := readBody(mux)
 	if cfg.Token == "" {
-		return mux
+		return h
 	}
 	want := []byte("Bearer " + cfg.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(strings.TrimSpace(r.Header.Get("Authorization")))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolshelf"`)
-			http.Error(w, "unauthorized: send Authorization: Bearer <the gateway's token>", http.StatusUnauthorized)
+			refuse(w, http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <the gateway's token>")
 			return
 		}
-		mux.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -45,9 +44,9 @@ Surfaces (--surface on stdio; the URL path over HTTP):
 Standard input and output by default (the client starts the gateway); --http ADDR serves
 streamable HTTP at http://ADDR/mcp (meta), /mcp/meta, /mcp/direct and /mcp/codemode, stateless,
 for clients of both protocol generations. HTTP listens on loopback unless told otherwise, and an address other
-machines can reach needs --token. Upstream servers connect in the background: the gateway
-answers at once, and a search waits for servers still connecting (the direct surface's first
-tools/list too, for at most 5 s). Tools hidden in the servers
+machines can reach needs a --token of at least 32 bytes (openssl rand -hex 32). Upstream
+servers connect in the background: the gateway answers at once, and a search waits for servers
+still connecting (the direct surface's first tools/list too, for at most 5 s). Tools hidden in the servers
 file ("toolExposure": {"delete_*": "hidden"}) are denied on every surface. Every search and call
 is appended to the metrics log (read it with toolshelf stats). Scripts of the code tool run
 --max-scripts at a time over every client, each in its own VM under --script-timeout and
@@ -113,7 +112,7 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 					return nil
 				}
 			} else {
-				hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+				hs := gateway.NewHTTPServer(g.Handler(gateway.HTTPConfig{Token: token}))
 				err = serveUntilDone(e.ctx, hs, ln)
 			}
 			if e.ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -126,7 +125,7 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 	fl.StringVar(&mcpFile, "mcp", "", "MCP servers file in the mcpServers format (default: ./.toolshelf/mcp.json, then $XDG_CONFIG_HOME/toolshelf/mcp.json)")
 	fl.StringVar(&surface, "surface", string(gateway.Meta), "what stdio clients see: meta (tool_search and call_tool), direct (every upstream tool) or codemode (tool_search and code)")
 	fl.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of standard input and output")
-	fl.StringVar(&token, "token", os.Getenv("TOOLSHELF_TOKEN"), "bearer token HTTP clients must send (default $TOOLSHELF_TOKEN); required beyond loopback")
+	fl.StringVar(&token, "token", os.Getenv("TOOLSHELF_TOKEN"), "bearer token HTTP clients must send (default $TOOLSHELF_TOKEN); required beyond loopback, of at least 32 bytes there")
 	fl.StringVar(&metrics, "metrics", "", "metrics log of searches and calls, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl)")
 	fl.BoolVar(&list, "list", false, "print the surface's tools/list with each definition's tokens (once the servers connected, at most --wait) and exit")
 	fl.DurationVar(&wait, "wait", 30*time.Second, "with --list: how long to wait for the servers to connect")
@@ -174,16 +173,24 @@ func errSuffix(err error) string {
 	return ": " + err.Error()
 }
 
-// listenGateway listens on addr, refusing an address other machines can
-// reach unless a token guards it.
+// listenGateway listens on addr, refusing a token the gateway could not
+// check (gateway.CheckToken: surrounding whitespace, control characters)
+// before it listens, and an address other machines can reach unless a
+// token of at least gateway.MinTokenBytes guards it.
 func listenGateway(addr, token string) (net.Listener, error) {
+	if err := gateway.CheckToken(token, false); err != nil {
+		return nil, usagef("--token (or $TOOLSHELF_TOKEN): %v", err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--http %s: %w", addr, err)
 	}
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && token == "" {
+	if beyond := gateway.BeyondLoopback(ln.Addr()); beyond && token == "" {
 		ln.Close()
 		return nil, usagef("--http %s listens beyond this machine (%s) without authentication: set --token (or $TOOLSHELF_TOKEN) so clients must send it, or listen on 127.0.0.1", addr, ln.Addr())
+	} else if err := gateway.CheckToken(token, beyond); err != nil {
+		ln.Close()
+		return nil, usagef("--token (or $TOOLSHELF_TOKEN) for --http %s, which listens beyond this machine: %v", addr, err)
 	}
 	return ln, nil
 }
