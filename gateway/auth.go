@@ -254,7 +254,7 @@ func (a *Auth) guard(next http.Handler) http.Handler {
 			return
 		case err != nil:
 			a.log.Warn("gateway: could not check a bearer token", "path", r.URL.Path, "err", err)
-			http.Error(w, "the gateway could not check the token with its authorization server; try again later", http.StatusServiceUnavailable)
+			refuse(w, http.StatusServiceUnavailable, "the gateway could not check the token with its authorization server; try again later")
 			return
 		}
 		if missing := a.missingScopes(info.Scopes); len(missing) > 0 {
@@ -295,7 +295,7 @@ func (a *Auth) challenge(w http.ResponseWriter, path string, status int, code, d
 		params = append(params, `error="`+code+`"`, `error_description="`+desc+`"`)
 	}
 	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
-	http.Error(w, body, status)
+	refuse(w, status, body)
 }
 
 // missingScopes returns the required scopes that granted lacks.
@@ -317,7 +317,7 @@ func (e *tokenError) Error() string { return e.reason }
 
 func (e *tokenError) Unwrap() error { return auth.ErrInvalidToken }
 
-func refuse(public, format string, args ...any) error {
+func tokenRefused(public, format string, args ...any) error {
 	return &tokenError{public: public, reason: fmt.Sprintf(format, args...)}
 }
 
@@ -343,7 +343,7 @@ func (a *Auth) verify(ctx context.Context, token, path string) (*auth.TokenInfo,
 	}
 	tok, err := jwt.ParseSigned(token, signatureAlgorithms)
 	if err != nil {
-		return nil, refuse(notAJWT, "not a JWT with a supported signature algorithm: %v", err)
+		return nil, tokenRefused(notAJWT, "not a JWT with a supported signature algorithm: %v", err)
 	}
 	var c struct {
 		jwt.Claims
@@ -363,22 +363,22 @@ func (a *Auth) verify(ctx context.Context, token, path string) (*auth.TokenInfo,
 		}
 	}
 	if !verified {
-		return nil, refuse(badSignature, "the signature verifies with none of the issuer's %d keys for key id %q", len(keys), tok.Headers[0].KeyID)
+		return nil, tokenRefused(badSignature, "the signature verifies with none of the issuer's %d keys for key id %q", len(keys), tok.Headers[0].KeyID)
 	}
 	if c.Expiry == nil {
-		return nil, refuse(noExpiry, "no exp claim")
+		return nil, tokenRefused(noExpiry, "no exp claim")
 	}
 	switch err := c.ValidateWithLeeway(jwt.Expected{Issuer: a.issuer, AnyAudience: audiences, Time: a.now()}, AuthClockSkew); {
 	case errors.Is(err, jwt.ErrInvalidIssuer):
-		return nil, refuse(wrongIssuer, "iss %q, want %q", c.Issuer, a.issuer)
+		return nil, tokenRefused(wrongIssuer, "iss %q, want %q", c.Issuer, a.issuer)
 	case errors.Is(err, jwt.ErrInvalidAudience):
-		return nil, refuse(wrongAud, "aud %q holds none of %q", []string(c.Audience), audiences)
+		return nil, tokenRefused(wrongAud, "aud %q holds none of %q", []string(c.Audience), audiences)
 	case errors.Is(err, jwt.ErrExpired):
-		return nil, refuse(expired, "expired at %s", c.Expiry.Time().UTC().Format(time.RFC3339))
+		return nil, tokenRefused(expired, "expired at %s", c.Expiry.Time().UTC().Format(time.RFC3339))
 	case errors.Is(err, jwt.ErrNotValidYet), errors.Is(err, jwt.ErrIssuedInTheFuture):
-		return nil, refuse(notYet, "nbf or iat ahead of the gateway's clock by more than %v", AuthClockSkew)
+		return nil, tokenRefused(notYet, "nbf or iat ahead of the gateway's clock by more than %v", AuthClockSkew)
 	case err != nil:
-		return nil, refuse(notAJWT, "claims: %v", err)
+		return nil, tokenRefused(notAJWT, "claims: %v", err)
 	}
 	return &auth.TokenInfo{Scopes: scopes(c.Scope, c.Scp), Expiration: c.Expiry.Time(), UserID: cmp.Or(c.Subject, c.ClientID)}, nil
 }
@@ -425,7 +425,7 @@ func (a *Auth) keysFor(ctx context.Context, kid string) ([]jose.JSONWebKey, erro
 	}
 	keys := matching(a.keys, kid)
 	if len(keys) == 0 {
-		return nil, refuse(badSignature, "no key of the issuer has key id %q", kid)
+		return nil, tokenRefused(badSignature, "no key of the issuer has key id %q", kid)
 	}
 	return keys, nil
 }
@@ -605,15 +605,15 @@ func (a *Auth) introspect(ctx context.Context, token string, audiences []string)
 	now := a.now()
 	switch {
 	case !r.Active:
-		return nil, refuse(inactive, "introspection: not active")
+		return nil, tokenRefused(inactive, "introspection: not active")
 	case r.Iss != "" && r.Iss != a.issuer:
-		return nil, refuse(wrongIssuer, "introspection: iss %q, want %q", r.Iss, a.issuer)
+		return nil, tokenRefused(wrongIssuer, "introspection: iss %q, want %q", r.Iss, a.issuer)
 	case !slices.ContainsFunc(audiences, r.Aud.Contains):
-		return nil, refuse(wrongAud, "introspection: aud %q holds none of %q", []string(r.Aud), audiences)
+		return nil, tokenRefused(wrongAud, "introspection: aud %q holds none of %q", []string(r.Aud), audiences)
 	case r.Exp != 0 && now.Add(-AuthClockSkew).After(time.Unix(r.Exp, 0)):
-		return nil, refuse(expired, "introspection: expired at %s", time.Unix(r.Exp, 0).UTC().Format(time.RFC3339))
+		return nil, tokenRefused(expired, "introspection: expired at %s", time.Unix(r.Exp, 0).UTC().Format(time.RFC3339))
 	case r.Nbf != 0 && now.Add(AuthClockSkew).Before(time.Unix(r.Nbf, 0)):
-		return nil, refuse(notYet, "introspection: nbf ahead of the gateway's clock by more than %v", AuthClockSkew)
+		return nil, tokenRefused(notYet, "introspection: nbf ahead of the gateway's clock by more than %v", AuthClockSkew)
 	}
 	info := &auth.TokenInfo{Scopes: strings.Fields(r.Scope), UserID: cmp.Or(r.Sub, r.ClientID)}
 	if r.Exp != 0 {

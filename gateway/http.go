@@ -38,7 +38,10 @@ var httpSurfaces = map[string]Surface{"/mcp": Meta, "/mcp/meta": Meta, "/mcp/dir
 // stops its script or call. The SDK's protection against
 // DNS rebinding applies on loopback addresses. With cfg.Auth it also
 // serves the resource metadata under [ResourceMetadataPath]. It panics
-// when cfg sets both Token and Auth.
+// when cfg sets both Token and Auth. A request without a valid token is
+// answered 401 (or 403) before its body is read, and a body is read
+// within [BodyTimeout] and [MaxRequestBytes] (httpfront.go); cfg.Token
+// should pass [CheckToken].
 func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 	opts := &mcp.StreamableHTTPOptions{Stateless: true}
 	mux := http.NewServeMux()
@@ -46,24 +49,25 @@ func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 		srv := g.Server(s)
 		mux.Handle(path, carry(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)))
 	}
+	h := readBody(mux)
 	if cfg.Auth != nil {
 		if cfg.Token != "" {
 			panic("gateway: HTTPConfig sets both Token and Auth: set one")
 		}
-		return cfg.Auth.handler(mux)
+		return cfg.Auth.handler(h)
 	}
 	if cfg.Token == "" {
-		return mux
+		return h
 	}
 	want := []byte("Bearer " + cfg.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(strings.TrimSpace(r.Header.Get("Authorization")))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolshelf"`)
-			http.Error(w, "unauthorized: send Authorization: Bearer <the gateway's token>", http.StatusUnauthorized)
+			refuse(w, http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <the gateway's token>")
 			return
 		}
-		mux.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -35,8 +35,8 @@ func (m *Manager) handler(s *server, name string) tool.Handler {
 
 // call runs one tool call: it waits for a connecting server, reconnects a
 // disconnected one (once), and calls through the session. Failures of the
-// server become error results, redacted; only the caller's cancellation is
-// returned as an error.
+// server become error results; every result is redacted ([redactor.Result]);
+// only the caller's cancellation is returned as an error.
 func (m *Manager) call(ctx context.Context, s *server, name string, args json.RawMessage) (res *tool.Result, err error) {
 	defer func() { s.redact.Result(res) }()
 	reconnected, retried := false, false
@@ -233,6 +233,9 @@ func (m *Manager) convert(s *server, name string, r *mcp.CallToolResult) *tool.R
 			}
 		}
 	}
+	// Redacted before the cut, so that the saved full output holds no
+	// value either.
+	s.redact.Result(out)
 	m.truncate(s, name, out)
 	return out
 }

@@ -104,8 +104,8 @@ type ServerConfig struct {
 	// Expanded maps each environment variable expanded into the
 	// configuration (${NAME} in command, args, env, cwd, url or headers) to
 	// its value. The Manager redacts these values, replacing each by
-	// ${NAME}, in every error, error result and log line about the
-	// server; see [MinRedacted].
+	// ${NAME}, in every error, tool result (successful or not) and log
+	// line about the server; see [MinRedacted].
 	Expanded map[string]string
 }
 

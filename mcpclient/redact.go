@@ -88,15 +88,66 @@ func (r *redactor) Err(err error) error {
 	return err
 }
 
-// Result redacts the text of an error result in place. Successful results
-// are the tool's data and pass as they are.
+// Result redacts a result in place: the text of every part and the
+// strings of its structured content, successful or not. A result is where
+// a server's data enters the conversation, so a value redacted here is in
+// no view of it: not the model's request (nor its answers, which can only
+// repeat what it saw), the session file, a saved full output, the
+// gateway's answers, or what the CLI prints from any of them.
 func (r *redactor) Result(res *tool.Result) {
-	if r == nil || res == nil || !res.IsError {
+	if r == nil || res == nil {
 		return
 	}
 	for i := range res.Content {
 		res.Content[i].Text = r.String(res.Content[i].Text)
 	}
+	if len(res.Structured) > 0 {
+		res.Structured = r.json(res.Structured)
+	}
+}
+
+// json returns the JSON text raw with the values redacted in its strings
+// (keys too), and its numbers, booleans and structure kept: replacing the
+// text itself could turn a number into invalid JSON. Raw that does not
+// parse is redacted as text.
+func (r *redactor) json(raw json.RawMessage) json.RawMessage {
+	text := string(raw)
+	if r.String(text) == text {
+		return raw
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return json.RawMessage(r.String(text))
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r.value(v)); err != nil {
+		return json.RawMessage(r.String(text))
+	}
+	return json.RawMessage(strings.TrimSuffix(b.String(), "\n"))
+}
+
+// value returns v, a decoded JSON value, with its strings redacted.
+func (r *redactor) value(v any) any {
+	switch x := v.(type) {
+	case string:
+		return r.String(x)
+	case []any:
+		for i := range x {
+			x[i] = r.value(x[i])
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[r.String(k)] = r.value(e)
+		}
+		return out
+	}
+	return v
 }
 
 // redactedError is an error whose message was redacted.

@@ -3,11 +3,14 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/toolshelf/toolshelf/tool"
 )
@@ -50,13 +53,38 @@ func TestRedactorErrorKeepsItsChain(t *testing.T) {
 	if plain := errors.New("nothing to hide"); r.Err(plain) != plain {
 		t.Errorf("an error without the value was wrapped")
 	}
+}
+
+// TestRedactorResult: every result is redacted, successful or not: its
+// text, and its structured content's strings (keys too), while numbers and
+// the JSON structure stay as they were.
+func TestRedactorResult(t *testing.T) {
+	t.Parallel()
+	r := newRedactor(map[string]string{"TOKEN": "s3cr3t", "PORT": "8080"})
 	res := tool.ErrorResult("failed at s3cr3t")
 	r.Result(res)
-	ok := &tool.Result{Content: []tool.Content{{Text: "data s3cr3t"}}}
+	ok := &tool.Result{Content: []tool.Content{{Text: "data s3cr3t"}},
+		Structured: json.RawMessage(`{"s3cr3t":["a s3cr3t <b>",8080,true,null],"port":8080}`)}
 	r.Result(ok)
-	if res.Content[0].Text != "failed at ${TOKEN}" || ok.Content[0].Text != "data s3cr3t" {
+	if res.Content[0].Text != "failed at ${TOKEN}" || ok.Content[0].Text != "data ${TOKEN}" {
 		t.Errorf("error result %q, successful result %q", res.Content[0].Text, ok.Content[0].Text)
 	}
+	var got, want any
+	if err := json.Unmarshal(ok.Structured, &got); err != nil {
+		t.Fatalf("structured content %s: %v", ok.Structured, err)
+	}
+	_ = json.Unmarshal([]byte(`{"${TOKEN}":["a ${TOKEN} <b>",8080,true,null],"port":8080}`), &want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("structured content (-want +got):\n%s", diff)
+	}
+	bad := &tool.Result{Structured: json.RawMessage(`{"s3cr3t"`)}
+	r.Result(bad)
+	if string(bad.Structured) != `{"${TOKEN}"` {
+		t.Errorf("structured content that does not parse: %s", bad.Structured)
+	}
+	var none *redactor
+	none.Result(ok)
+	r.Result(nil)
 }
 
 func TestRedactHandler(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -46,12 +45,13 @@ Surfaces (--surface on stdio; the URL path over HTTP):
 Standard input and output by default (the client starts the gateway); --http ADDR serves
 streamable HTTP at http://ADDR/mcp (meta), /mcp/meta, /mcp/direct and /mcp/codemode, stateless,
 for clients of both protocol generations. HTTP listens on loopback unless told otherwise, and an address other
-machines can reach needs --token or --auth-issuer. With --auth-issuer the gateway is an OAuth 2.1
-protected resource: it publishes its resource metadata at /.well-known/oauth-protected-resource/mcp
-(and for each path), and a request needs an access token of that authorization server whose
-audience is the endpoint's URL (or --auth-audience), with every --auth-scope. Upstream servers
-connect in the background: the gateway answers at once, and a search waits for servers still
-connecting (the direct surface's first tools/list too, for at most 5 s). Tools hidden in the servers
+machines can reach needs --auth-issuer or a --token of at least 32 bytes (openssl rand -hex 32).
+With --auth-issuer the gateway is an OAuth 2.1 protected resource: it publishes its resource
+metadata at /.well-known/oauth-protected-resource/mcp (and for each path), and a request needs an
+access token of that authorization server whose audience is the endpoint's URL (or
+--auth-audience), with every --auth-scope. Upstream servers connect in the background: the gateway
+answers at once, and a search waits for servers still connecting (the direct surface's first
+tools/list too, for at most 5 s). Tools hidden in the servers
 file ("toolExposure": {"delete_*": "hidden"}) are denied on every surface. Every search and call
 is appended to the metrics log (read it with toolshelf stats). Scripts of the code tool run
 --max-scripts at a time over every client, each in its own VM under --script-timeout and
@@ -79,7 +79,7 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 			}
 			var ln net.Listener
 			if httpAddr != "" {
-				if ln, err = listenGateway(httpAddr, token != "" || authf.issuer != ""); err != nil {
+				if ln, err = listenGateway(httpAddr, token, authf.issuer != ""); err != nil {
 					return err
 				}
 				defer ln.Close()
@@ -124,7 +124,7 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 					return nil
 				}
 			} else {
-				hs := &http.Server{Handler: g.Handler(gateway.HTTPConfig{Token: token, Auth: gwAuth}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+				hs := gateway.NewHTTPServer(g.Handler(gateway.HTTPConfig{Token: token, Auth: gwAuth}))
 				err = serveUntilDone(e.ctx, hs, ln)
 			}
 			if e.ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -137,7 +137,7 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 	fl.StringVar(&mcpFile, "mcp", "", "MCP servers file in the mcpServers format (default: ./.toolshelf/mcp.json, then $XDG_CONFIG_HOME/toolshelf/mcp.json)")
 	fl.StringVar(&surface, "surface", string(gateway.Meta), "what stdio clients see: meta (tool_search and call_tool), direct (every upstream tool) or codemode (tool_search and code)")
 	fl.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of standard input and output")
-	fl.StringVar(&token, "token", os.Getenv("TOOLSHELF_TOKEN"), "bearer token HTTP clients must send (default $TOOLSHELF_TOKEN); required beyond loopback")
+	fl.StringVar(&token, "token", os.Getenv("TOOLSHELF_TOKEN"), "bearer token HTTP clients must send (default $TOOLSHELF_TOKEN); beyond loopback, of at least 32 bytes")
 	authf.register(fl)
 	fl.StringVar(&metrics, "metrics", "", "metrics log of searches and calls, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl)")
 	fl.BoolVar(&list, "list", false, "print the surface's tools/list with each definition's tokens (once the servers connected, at most --wait) and exit")
@@ -186,16 +186,25 @@ func errSuffix(err error) string {
 	return ": " + err.Error()
 }
 
-// listenGateway listens on addr, refusing an address other machines can
-// reach unless a token (--token or --auth-issuer) guards it.
-func listenGateway(addr string, guarded bool) (net.Listener, error) {
+// listenGateway listens on addr, refusing a token the gateway could not
+// check (gateway.CheckToken: surrounding whitespace, control characters)
+// before it listens, and an address other machines can reach unless
+// --auth-issuer (signedIn) or a token of at least gateway.MinTokenBytes
+// guards it.
+func listenGateway(addr, token string, signedIn bool) (net.Listener, error) {
+	if err := gateway.CheckToken(token, false); err != nil {
+		return nil, usagef("--token (or $TOOLSHELF_TOKEN): %v", err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--http %s: %w", addr, err)
 	}
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !guarded {
+	if beyond := gateway.BeyondLoopback(ln.Addr()); beyond && token == "" && !signedIn {
 		ln.Close()
 		return nil, usagef("--http %s listens beyond this machine (%s) without authentication: set --token (or $TOOLSHELF_TOKEN) so clients must send it, or --auth-issuer so they must sign in, or listen on 127.0.0.1", addr, ln.Addr())
+	} else if err := gateway.CheckToken(token, beyond); err != nil {
+		ln.Close()
+		return nil, usagef("--token (or $TOOLSHELF_TOKEN) for --http %s, which listens beyond this machine: %v", addr, err)
 	}
 	return ln, nil
 }

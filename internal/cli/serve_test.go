@@ -110,7 +110,7 @@ func TestServeBeyondLoopbackNeedsAToken(t *testing.T) {
 // without the token, or with another, 401 with a Bearer challenge; the
 // token itself never reaches the log.
 func TestServeHTTPNeedsTheToken(t *testing.T) {
-	const token = "s3cret-gateway-token"
+	const token = "s3cret-gateway-token-of-32-bytes-or-more"
 	for _, c := range []struct {
 		name, env string
 		flags     []string
