@@ -77,6 +77,7 @@ var confined = map[string][]string{
 	"github.com/tiktoken-go/tokenizer":       {"tokens"},
 	"github.com/dlclark/regexp2":             {"internal/ecma"},
 	"github.com/schollz/progressbar":         {"internal/cli"},
+	"golang.org/x/oauth2":                    {"mcpclient", "gateway"},
 }
 
 // standalone lists packages that must stay independent of the rest of
