@@ -188,6 +188,7 @@ func (m *Manager) connect(s *server) {
 		s.log.Debug("connecting stopped", "error", err)
 		err = fmt.Errorf("%s: %w", s.describe(), ErrStopped)
 	case errors.Is(err, ErrNeedsLogin):
+		err = needsLogin(err)
 		s.log.Warn("needs sign-in", "error", err)
 	case err != nil:
 		// Logged before the state is published, so whoever waits for the
@@ -197,7 +198,7 @@ func (m *Manager) connect(s *server) {
 	m.mu.Lock()
 	switch {
 	case err != nil && errors.Is(err, ErrNeedsLogin) && !errors.Is(err, ErrStopped):
-		s.state, s.err = NeedsLogin, s.redact.Err(needsLogin(err))
+		s.state, s.err = NeedsLogin, s.redact.Err(err)
 	case err != nil:
 		s.state, s.err = Failed, s.redact.Err(err)
 	default:

@@ -255,7 +255,7 @@ func (t *storedTokenSource) keep(tok *oauth2.Token) {
 func (m *Manager) codeFetcher(s *server, oc *OAuthConfig, show func(ctx context.Context, url string) error) auth.AuthorizationCodeFetcher {
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 		if show == nil {
-			return nil, needsLoginError(s, "the server asks for sign-in")
+			return nil, needsLoginError(s, "no valid sign-in is stored")
 		}
 		u, err := url.Parse(args.URL)
 		if err != nil {

@@ -3,16 +3,12 @@ package mcpclient
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,162 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolshelf/toolshelf/mcpclient/mcptest"
 	"github.com/toolshelf/toolshelf/tool"
 )
-
-// secretMark is in every token and secret the fake authorization server
-// hands out, so a test can look for any of them in what was logged.
-const secretMark = "s3cr3tTOKEN"
-
-// protectedServer is an MCP server behind a bearer token check, with its
-// own authorization server (RFC 9728 metadata, RFC 8414 metadata, dynamic
-// registration, an authorization endpoint that approves at once, PKCE
-// checked, a token endpoint with the authorization code, refresh token and
-// client credentials grants).
-type protectedServer struct {
-	*httptest.Server
-	t *testing.T
-
-	mu         sync.Mutex
-	n          int
-	access     map[string]bool   // valid access tokens
-	refresh    map[string]bool   // valid refresh tokens
-	challenges map[string]string // code → PKCE challenge
-	grants     []string          // grant types asked for, in order
-	registered int
-}
-
-func newProtectedServer(t *testing.T) *protectedServer {
-	p := &protectedServer{t: t, access: map[string]bool{}, refresh: map[string]bool{}, challenges: map[string]string{}}
-	srv := mcptest.NewServer("protected", "")
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		p.mu.Lock()
-		ok := p.access[tok]
-		p.mu.Unlock()
-		if !ok {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, p.URL))
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		mcpHandler.ServeHTTP(w, r)
-	})
-	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		writeJSONAnswer(w, map[string]any{"resource": p.URL + "/mcp", "authorization_servers": []string{p.URL}, "scopes_supported": []string{"tools"}})
-	})
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		writeJSONAnswer(w, map[string]any{
-			"issuer": p.URL, "authorization_endpoint": p.URL + "/authorize", "token_endpoint": p.URL + "/token",
-			"registration_endpoint": p.URL + "/register", "response_types_supported": []string{"code"},
-			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"client_secret_post", "none"},
-			"grant_types_supported": []string{"authorization_code", "refresh_token", "client_credentials"},
-		})
-	})
-	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.registered++
-		p.mu.Unlock()
-		w.WriteHeader(http.StatusCreated)
-		writeJSONAnswer(w, map[string]any{"client_id": "dynamic-client", "client_secret": "client-" + secretMark, "redirect_uris": []string{"x"}, "token_endpoint_auth_method": "client_secret_post"})
-	})
-	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("resource") != p.URL+"/mcp" {
-			http.Error(w, "PKCE and the resource are required", http.StatusBadRequest)
-			return
-		}
-		p.mu.Lock()
-		p.n++
-		code := fmt.Sprintf("code-%d-%s", p.n, secretMark)
-		p.challenges[code] = q.Get("code_challenge")
-		p.mu.Unlock()
-		to, _ := url.Parse(q.Get("redirect_uri"))
-		to.RawQuery = url.Values{"code": {code}, "state": {q.Get("state")}}.Encode()
-		http.Redirect(w, r, to.String(), http.StatusFound)
-	})
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		grant := r.PostForm.Get("grant_type")
-		p.grants = append(p.grants, grant)
-		switch grant {
-		case "authorization_code":
-			sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-			if want, ok := p.challenges[r.PostForm.Get("code")]; !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != want {
-				w.WriteHeader(http.StatusBadRequest)
-				writeJSONAnswer(w, map[string]any{"error": "invalid_grant"})
-				return
-			}
-			delete(p.challenges, r.PostForm.Get("code"))
-		case "refresh_token":
-			if !p.refresh[r.PostForm.Get("refresh_token")] {
-				w.WriteHeader(http.StatusBadRequest)
-				writeJSONAnswer(w, map[string]any{"error": "invalid_grant", "error_description": "refresh token revoked"})
-				return
-			}
-			delete(p.refresh, r.PostForm.Get("refresh_token"))
-		case "client_credentials":
-			if r.PostForm.Get("client_id") != "machine" || r.PostForm.Get("client_secret") != "machine-"+secretMark {
-				w.WriteHeader(http.StatusUnauthorized)
-				writeJSONAnswer(w, map[string]any{"error": "invalid_client"})
-				return
-			}
-		default:
-			w.WriteHeader(http.StatusBadRequest)
-			writeJSONAnswer(w, map[string]any{"error": "unsupported_grant_type"})
-			return
-		}
-		p.n++
-		access, refresh := fmt.Sprintf("access-%d-%s", p.n, secretMark), fmt.Sprintf("refresh-%d-%s", p.n, secretMark)
-		p.access[access] = true
-		answer := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": 3600}
-		if grant != "client_credentials" {
-			p.refresh[refresh] = true
-			answer["refresh_token"] = refresh
-		}
-		writeJSONAnswer(w, answer)
-	})
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/mcp" {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		mux.ServeHTTP(w, r)
-	}))
-	t.Cleanup(p.Close)
-	return p
-}
-
-func writeJSONAnswer(w http.ResponseWriter, v any) {
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// issue makes a valid access and refresh token pair, as a sign-in before
-// the test would have.
-func (p *protectedServer) issue(access, refresh string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if access != "" {
-		p.access[access] = true
-	}
-	if refresh != "" {
-		p.refresh[refresh] = true
-	}
-}
-
-func (p *protectedServer) grantsAsked() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.grants...)
-}
 
 // freePort returns a loopback port that was free a moment ago.
 func freePort(t *testing.T) int {
@@ -228,7 +71,7 @@ func (s *syncBuffer) String() string {
 
 // oauthManager starts a Manager for the protected server (named
 // "protected") and an in-memory one ("plain"), and waits for both.
-func oauthManager(t *testing.T, p *protectedServer, oc *OAuthConfig, opts Options) (*Manager, *syncBuffer) {
+func oauthManager(t *testing.T, p *mcptest.OAuthServer, oc *OAuthConfig, opts Options) (*Manager, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -282,7 +125,7 @@ func echo(t *testing.T, m *Manager) *tool.Result {
 
 // readEntry reads the stored entry of the protected server, checking the
 // file's mode.
-func readEntry(t *testing.T, m *Manager, p *protectedServer) *tokenEntry {
+func readEntry(t *testing.T, m *Manager, p *mcptest.OAuthServer) *tokenEntry {
 	t.Helper()
 	store, err := m.tokenStore()
 	if err != nil {
@@ -305,7 +148,7 @@ func readEntry(t *testing.T, m *Manager, p *protectedServer) *tokenEntry {
 }
 
 func TestSignInByDiscoveryStoresTheTokenAndNeverLogsIt(t *testing.T) {
-	p := newProtectedServer(t)
+	p := mcptest.NewOAuthServer(t)
 	m, logs := oauthManager(t, p, nil, Options{Authorize: follow})
 	if st := statusOf(m, "protected"); st.State != Connected {
 		t.Fatalf("protected is %s: %v", st.State, st.Err)
@@ -314,13 +157,13 @@ func TestSignInByDiscoveryStoresTheTokenAndNeverLogsIt(t *testing.T) {
 		t.Fatalf("echo = %+v", res)
 	}
 	e := readEntry(t, m, p)
-	if e.Token == nil || !strings.Contains(e.Token.AccessToken, secretMark) || e.Token.RefreshToken == "" || e.ClientID != "dynamic-client" {
+	if e.Token == nil || !strings.Contains(e.Token.AccessToken, mcptest.SecretMark) || e.Token.RefreshToken == "" || e.ClientID != "dynamic-client" {
 		t.Errorf("stored entry %+v, want the token, its refresh token and the registered client", e)
 	}
-	if strings.Contains(logs.String(), secretMark) {
+	if strings.Contains(logs.String(), mcptest.SecretMark) {
 		t.Errorf("a secret is in the log:\n%s", logs)
 	}
-	if got := m.Redact("the token is " + e.Token.AccessToken); strings.Contains(got, secretMark) {
+	if got := m.Redact("the token is " + e.Token.AccessToken); strings.Contains(got, mcptest.SecretMark) {
 		t.Errorf("Redact left the token: %s", got)
 	}
 
@@ -333,7 +176,7 @@ func TestSignInByDiscoveryStoresTheTokenAndNeverLogsIt(t *testing.T) {
 }
 
 func TestWithoutACallbackTheServerNeedsLoginAndTheOthersWork(t *testing.T) {
-	p := newProtectedServer(t)
+	p := mcptest.NewOAuthServer(t)
 	m, logs := oauthManager(t, p, nil, Options{})
 	st := statusOf(m, "protected")
 	if st.State != NeedsLogin || !errors.Is(st.Err, ErrNeedsLogin) || !strings.Contains(st.Err.Error(), "toolshelf mcp login protected") {
@@ -377,7 +220,7 @@ func TestWithoutACallbackTheServerNeedsLoginAndTheOthersWork(t *testing.T) {
 
 // storeEntry writes an entry for the protected server as an earlier
 // sign-in would have.
-func storeEntry(t *testing.T, dir string, p *protectedServer, access, refresh string, expiry time.Time) {
+func storeEntry(t *testing.T, dir string, p *mcptest.OAuthServer, access, refresh string, expiry time.Time) {
 	t.Helper()
 	store := tokenStore{dir: dir}
 	if err := store.save(&tokenEntry{Server: "protected", Resource: p.URL + "/mcp", ClientID: "dynamic-client",
@@ -387,16 +230,16 @@ func storeEntry(t *testing.T, dir string, p *protectedServer, access, refresh st
 }
 
 func TestAnExpiredTokenIsRefreshedAndTheNewOneSaved(t *testing.T) {
-	p := newProtectedServer(t)
+	p := mcptest.NewOAuthServer(t)
 	dir := filepath.Join(t.TempDir(), "oauth")
-	old, refresh := "access-old-"+secretMark, "refresh-old-"+secretMark
-	p.issue(old, refresh)
+	old, refresh := "access-old-"+mcptest.SecretMark, "refresh-old-"+mcptest.SecretMark
+	p.Issue(old, refresh)
 	storeEntry(t, dir, p, old, refresh, time.Now().Add(-time.Hour))
 	m, logs := oauthManager(t, p, nil, Options{TokenDir: dir})
 	if st := statusOf(m, "protected"); st.State != Connected {
 		t.Fatalf("protected is %s: %v", st.State, st.Err)
 	}
-	if got := p.grantsAsked(); len(got) != 1 || got[0] != "refresh_token" {
+	if got := p.Grants(); len(got) != 1 || got[0] != "refresh_token" {
 		t.Errorf("grants asked %v, want one refresh", got)
 	}
 	e := readEntry(t, m, p)
@@ -406,15 +249,15 @@ func TestAnExpiredTokenIsRefreshedAndTheNewOneSaved(t *testing.T) {
 	if res := echo(t, m); res.IsError {
 		t.Errorf("echo = %+v", res)
 	}
-	if strings.Contains(logs.String(), secretMark) {
+	if strings.Contains(logs.String(), mcptest.SecretMark) {
 		t.Errorf("a secret is in the log:\n%s", logs)
 	}
 }
 
 func TestARevokedRefreshTokenNeedsLoginAndDropsTheToken(t *testing.T) {
-	p := newProtectedServer(t)
+	p := mcptest.NewOAuthServer(t)
 	dir := filepath.Join(t.TempDir(), "oauth")
-	storeEntry(t, dir, p, "access-gone-"+secretMark, "refresh-revoked-"+secretMark, time.Now().Add(-time.Hour))
+	storeEntry(t, dir, p, "access-gone-"+mcptest.SecretMark, "refresh-revoked-"+mcptest.SecretMark, time.Now().Add(-time.Hour))
 	m, logs := oauthManager(t, p, nil, Options{TokenDir: dir})
 	st := statusOf(m, "protected")
 	if st.State != NeedsLogin || !strings.Contains(st.Err.Error(), "toolshelf mcp login protected") {
@@ -428,35 +271,35 @@ func TestARevokedRefreshTokenNeedsLoginAndDropsTheToken(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].Text, "toolshelf mcp login protected") {
 		t.Errorf("a call of a tool of a server that needs login = %+v", res)
 	}
-	if out := logs.String() + st.Err.Error() + res.Content[0].Text; strings.Contains(out, secretMark) {
+	if out := logs.String() + st.Err.Error() + res.Content[0].Text; strings.Contains(out, mcptest.SecretMark) {
 		t.Errorf("a secret is in the log or the errors:\n%s", out)
 	}
 }
 
 func TestClientCredentialsNeedNoPerson(t *testing.T) {
-	p := newProtectedServer(t)
-	m, logs := oauthManager(t, p, &OAuthConfig{Grant: GrantClientCredentials, ClientID: "machine", ClientSecret: "machine-" + secretMark}, Options{})
+	p := mcptest.NewOAuthServer(t)
+	m, logs := oauthManager(t, p, &OAuthConfig{Grant: GrantClientCredentials, ClientID: "machine", ClientSecret: "machine-" + mcptest.SecretMark}, Options{})
 	if st := statusOf(m, "protected"); st.State != Connected {
 		t.Fatalf("protected is %s: %v", st.State, st.Err)
 	}
-	if got := p.grantsAsked(); len(got) != 1 || got[0] != "client_credentials" {
+	if got := p.Grants(); len(got) != 1 || got[0] != "client_credentials" {
 		t.Errorf("grants asked %v, want one client_credentials", got)
 	}
 	if res := echo(t, m); res.IsError {
 		t.Errorf("echo = %+v", res)
 	}
-	if strings.Contains(logs.String(), secretMark) {
+	if strings.Contains(logs.String(), mcptest.SecretMark) {
 		t.Errorf("a secret is in the log:\n%s", logs)
 	}
 }
 
 func TestOAuthFalseNeverSignsIn(t *testing.T) {
-	p := newProtectedServer(t)
+	p := mcptest.NewOAuthServer(t)
 	m, _ := oauthManager(t, p, &OAuthConfig{Disabled: true}, Options{Authorize: follow})
 	if st := statusOf(m, "protected"); st.State != Failed {
 		t.Fatalf("protected is %s: %v; want failed", st.State, st.Err)
 	}
-	if got := p.grantsAsked(); len(got) != 0 {
+	if got := p.Grants(); len(got) != 0 {
 		t.Errorf("grants asked %v, want none", got)
 	}
 }
@@ -467,7 +310,7 @@ func TestTokenFilesThatAreNotTheUsersAloneAreRefused(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "oauth")
 	store := tokenStore{dir: dir}
-	e := &tokenEntry{Server: "s", Resource: "https://example.com/mcp", Token: &storedToken{AccessToken: "a-" + secretMark}}
+	e := &tokenEntry{Server: "s", Resource: "https://example.com/mcp", Token: &storedToken{AccessToken: "a-" + mcptest.SecretMark}}
 	if err := store.save(e); err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +362,7 @@ func TestTokenFilesThatAreNotTheUsersAloneAreRefused(t *testing.T) {
 }
 
 func TestOAuthConfigParsing(t *testing.T) {
-	t.Setenv("TS_OAUTH_SECRET", "secret-"+secretMark)
+	t.Setenv("TS_OAUTH_SECRET", "secret-"+mcptest.SecretMark)
 	cfg, err := ParseConfig("mcp.json", []byte(`{"mcpServers": {
 		"a": {"url": "https://a.example/mcp", "oauth": {"clientId": "id", "clientSecret": "${TS_OAUTH_SECRET}", "scopes": ["read", "write"], "callbackPort": 4000}},
 		"b": {"url": "https://b.example/mcp", "oauth": false},
@@ -530,8 +373,8 @@ func TestOAuthConfigParsing(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := cfg.Server("a")
-	if a.OAuth == nil || a.OAuth.ClientID != "id" || a.OAuth.ClientSecret != "secret-"+secretMark || len(a.OAuth.Scopes) != 2 || a.OAuth.CallbackPort != 4000 ||
-		a.Expanded["TS_OAUTH_SECRET"] != "secret-"+secretMark || a.OAuth.redirectURL() != "http://127.0.0.1:4000/callback" {
+	if a.OAuth == nil || a.OAuth.ClientID != "id" || a.OAuth.ClientSecret != "secret-"+mcptest.SecretMark || len(a.OAuth.Scopes) != 2 || a.OAuth.CallbackPort != 4000 ||
+		a.Expanded["TS_OAUTH_SECRET"] != "secret-"+mcptest.SecretMark || a.OAuth.redirectURL() != "http://127.0.0.1:4000/callback" {
 		t.Errorf("a: %+v %v", a.OAuth, a.Expanded)
 	}
 	if b, _ := cfg.Server("b"); b.OAuth == nil || !b.OAuth.Disabled || b.mayAuthorize() {
