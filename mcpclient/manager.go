@@ -136,6 +136,10 @@ type server struct {
 	redact *redactor
 	// listMu serialises listing and registering the server's tools.
 	listMu sync.Mutex
+	// stepUp are the scopes the server asked for in insufficient_scope
+	// challenges, kept for the next sign-in (guarded by stepMu).
+	stepMu sync.Mutex
+	stepUp []string
 
 	// Guarded by Manager.mu.
 	state        State

@@ -112,7 +112,7 @@ func (m *Manager) oauthHandler(s *server, show func(ctx context.Context, url str
 		}},
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			e := &tokenEntry{Server: s.cfg.Name, Resource: s.cfg.URL, ClientID: c.ClientID, ClientSecret: c.ClientSecret,
-				TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle, Scopes: c.Scopes}
+				TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle, Scopes: c.Scopes, StepUp: s.addStepUp()}
 			return m.storedSource(ctx, s, store, e, c, tok), nil
 		},
 	}
@@ -125,9 +125,16 @@ func (m *Manager) oauthHandler(s *server, show func(ctx context.Context, url str
 			cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: oc.ClientSecret}
 		}
 	}
-	if len(oc.Scopes) > 0 {
-		scopes := slices.Clone(oc.Scopes)
-		cfg.ScopeFilter = func([]string) []string { return slices.Clone(scopes) }
+	configured := slices.Clone(oc.Scopes)
+	cfg.ScopeFilter = func(discovered []string) []string {
+		base := discovered
+		if len(configured) > 0 {
+			base = configured
+		}
+		return union(base, s.addStepUp())
+	}
+	if entry != nil {
+		s.addStepUp(entry.StepUp...)
 	}
 	if entry != nil && entry.Token != nil {
 		c := &oauth2.Config{ClientID: entry.ClientID, ClientSecret: entry.ClientSecret,
@@ -139,7 +146,56 @@ func (m *Manager) oauthHandler(s *server, show func(ctx context.Context, url str
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
-	return h, nil
+	return &stepUpHandler{OAuthHandler: h, s: s, store: store}, nil
+}
+
+// stepUpHandler is the authorization code handler with the scopes of
+// insufficient_scope challenges remembered, in the server and in the
+// store, so that a sign-in that could not happen then (no person) asks for
+// them later, in toolshelf mcp login.
+type stepUpHandler struct {
+	auth.OAuthHandler
+	s     *server
+	store tokenStore
+}
+
+// Authorize notes the scopes of a step-up challenge, then signs in.
+func (h *stepUpHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if resp.StatusCode == http.StatusForbidden {
+		challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+		for _, c := range challenges {
+			if c.Scheme == "bearer" && c.Params["error"] == "insufficient_scope" && c.Params["scope"] != "" {
+				scopes := h.s.addStepUp(strings.Fields(c.Params["scope"])...)
+				if e, err := h.store.load(h.s.cfg.Name, h.s.cfg.URL); err == nil && e != nil {
+					e.StepUp = scopes
+					if err := h.store.save(e); err != nil {
+						h.s.log.Warn("saving the scopes the server asks for", "error", err)
+					}
+				}
+			}
+		}
+	}
+	return h.OAuthHandler.Authorize(ctx, req, resp)
+}
+
+// addStepUp adds scopes to those the server asked for in step-up
+// challenges and returns them all.
+func (s *server) addStepUp(scopes ...string) []string {
+	s.stepMu.Lock()
+	defer s.stepMu.Unlock()
+	s.stepUp = union(s.stepUp, scopes)
+	return slices.Clone(s.stepUp)
+}
+
+// union returns a's scopes, then those of b that a lacks.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // redactingHandler is an OAuth handler whose tokens are redacted from the
@@ -209,6 +265,7 @@ func (t *storedTokenSource) Token() (*oauth2.Token, error) {
 			t.s.log.Info("the stored OAuth token cannot be refreshed; dropping it", "error", err)
 			t.base = nil
 			t.entry.Token = nil
+			t.entry.StepUp = t.s.addStepUp()
 			if err := t.store.save(t.entry); err != nil {
 				t.s.log.Warn("dropping the stored OAuth token", "error", err)
 			}
@@ -243,6 +300,7 @@ func (t *storedTokenSource) keep(tok *oauth2.Token) {
 		tok.RefreshToken = t.entry.Token.RefreshToken
 	}
 	t.entry.Token = fromOAuth2(tok)
+	t.entry.StepUp = t.s.addStepUp()
 	if err := t.store.save(t.entry); err != nil {
 		t.s.log.Warn("the OAuth token could not be saved; the next run signs in again", "error", err)
 	}

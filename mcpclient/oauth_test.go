@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -233,7 +235,7 @@ func TestAnExpiredTokenIsRefreshedAndTheNewOneSaved(t *testing.T) {
 	p := mcptest.NewOAuthServer(t)
 	dir := filepath.Join(t.TempDir(), "oauth")
 	old, refresh := "access-old-"+mcptest.SecretMark, "refresh-old-"+mcptest.SecretMark
-	p.Issue(old, refresh)
+	p.Issue(old, refresh, "tools")
 	storeEntry(t, dir, p, old, refresh, time.Now().Add(-time.Hour))
 	m, logs := oauthManager(t, p, nil, Options{TokenDir: dir})
 	if st := statusOf(m, "protected"); st.State != Connected {
@@ -417,5 +419,61 @@ func TestOAuthConfigParsing(t *testing.T) {
 	_, err = NewManager(&Config{Servers: []ServerConfig{{Name: "s", URL: "https://x/mcp", OAuth: &OAuthConfig{Grant: GrantClientCredentials}}}}, tool.NewRegistry(), nil, Options{})
 	if err == nil || !strings.Contains(err.Error(), "needs clientId and clientSecret") {
 		t.Errorf("client credentials without a client: %v", err)
+	}
+}
+
+// callTool calls the protected server's tool named name (as the server
+// lists it).
+func callTool(t *testing.T, m *Manager, name string) *tool.Result {
+	t.Helper()
+	res, err := m.call(t.Context(), m.byName["protected"], name, json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestAStepUpThatNeedsAPersonNeedsLoginAndLoginAsksForTheScope(t *testing.T) {
+	p := mcptest.NewOAuthServer(t)
+	p.RequireScope("pid", "admin")
+	dir := filepath.Join(t.TempDir(), "oauth")
+	access, refresh := "access-basic-"+mcptest.SecretMark, "refresh-basic-"+mcptest.SecretMark
+	p.Issue(access, refresh, "tools")
+	storeEntry(t, dir, p, access, refresh, time.Now().Add(time.Hour))
+	m, logs := oauthManager(t, p, nil, Options{TokenDir: dir})
+	if st := statusOf(m, "protected"); st.State != Connected {
+		t.Fatalf("protected is %s: %v", st.State, st.Err)
+	}
+	if res := callTool(t, m, "echo"); res.IsError {
+		t.Fatalf("echo = %+v", res)
+	}
+	res := callTool(t, m, "pid")
+	if !res.IsError || !strings.Contains(res.Content[0].Text, "toolshelf mcp login protected") {
+		t.Fatalf("a call that needs more scopes = %+v; want an error naming the command", res)
+	}
+	if st := statusOf(m, "protected"); st.State != NeedsLogin {
+		t.Errorf("after the step-up, protected is %s: %v", st.State, st.Err)
+	}
+	if e := readEntry(t, m, p); !slices.Contains(e.StepUp, "admin") {
+		t.Errorf("stored step-up scopes %v, want admin among them", e.StepUp)
+	}
+
+	// mcp login asks for the scope, and the call goes through.
+	if _, err := m.Login(t.Context(), "protected", func(ctx context.Context, u string) error {
+		if q, _ := url.Parse(u); !slices.Contains(strings.Fields(q.Query().Get("scope")), "admin") {
+			t.Errorf("the sign-in asks for %q, want admin among them", q.Query().Get("scope"))
+		}
+		return follow(ctx, "protected", u)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WaitAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if res := callTool(t, m, "pid"); res.IsError {
+		t.Errorf("after login, pid = %+v", res)
+	}
+	if strings.Contains(logs.String()+res.Content[0].Text, mcptest.SecretMark) {
+		t.Errorf("a secret is in the log or the result:\n%s", logs)
 	}
 }

@@ -46,6 +46,9 @@ type tokenEntry struct {
 	AuthStyle oauth2.AuthStyle `json:"auth_style,omitempty"`
 	// Scopes are the scopes that were requested.
 	Scopes []string `json:"scopes,omitempty"`
+	// StepUp are scopes the server asked for later (insufficient_scope):
+	// the next sign-in asks for them too.
+	StepUp []string `json:"step_up_scopes,omitempty"`
 	// Token is the access token with its refresh token and expiry.
 	Token *storedToken `json:"token,omitempty"`
 }

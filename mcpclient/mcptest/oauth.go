@@ -1,13 +1,17 @@
 package mcptest
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,9 +34,11 @@ type OAuthServer struct {
 
 	mu         sync.Mutex
 	n          int
-	access     map[string]bool   // valid access tokens
-	refresh    map[string]bool   // valid refresh tokens
+	access     map[string]string // valid access token → its scopes
+	refresh    map[string]string // valid refresh token → its scopes
 	challenges map[string]string // code → PKCE challenge
+	scopes     map[string]string // code → the scopes asked for
+	required   map[string]string // tool → the scope its calls need
 	grants     []string          // grant types asked for, in order
 }
 
@@ -40,15 +46,23 @@ type OAuthServer struct {
 // client credentials grant takes the client "machine" with the secret
 // "machine-" + SecretMark.
 func NewOAuthServer(t testing.TB) *OAuthServer {
-	p := &OAuthServer{access: map[string]bool{}, refresh: map[string]bool{}, challenges: map[string]string{}}
+	p := &OAuthServer{access: map[string]string{}, refresh: map[string]string{}, challenges: map[string]string{},
+		scopes: map[string]string{}, required: map[string]string{}}
 	srv := NewServer("protected", "")
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		p.mu.Lock()
-		ok := p.access[tok]
+		scopes, ok := p.access[tok]
+		required := p.required
 		p.mu.Unlock()
+		if need := calledTool(r, required); ok && need != "" && !slices.Contains(strings.Fields(scopes), need) {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="%s", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`,
+				strings.Join(append(strings.Fields(scopes), need), " "), p.URL))
+			http.Error(w, "insufficient scope", http.StatusForbidden)
+			return
+		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, p.URL))
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -81,6 +95,7 @@ func NewOAuthServer(t testing.TB) *OAuthServer {
 		p.n++
 		code := fmt.Sprintf("code-%d-%s", p.n, SecretMark)
 		p.challenges[code] = q.Get("code_challenge")
+		p.scopes[code] = q.Get("scope")
 		p.mu.Unlock()
 		to, _ := url.Parse(q.Get("redirect_uri"))
 		to.RawQuery = url.Values{"code": {code}, "state": {q.Get("state")}}.Encode()
@@ -95,6 +110,7 @@ func NewOAuthServer(t testing.TB) *OAuthServer {
 		defer p.mu.Unlock()
 		grant := r.PostForm.Get("grant_type")
 		p.grants = append(p.grants, grant)
+		var scopes string
 		switch grant {
 		case "authorization_code":
 			sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
@@ -104,8 +120,10 @@ func NewOAuthServer(t testing.TB) *OAuthServer {
 				return
 			}
 			delete(p.challenges, r.PostForm.Get("code"))
+			scopes = p.scopes[r.PostForm.Get("code")]
 		case "refresh_token":
-			if !p.refresh[r.PostForm.Get("refresh_token")] {
+			var ok bool
+			if scopes, ok = p.refresh[r.PostForm.Get("refresh_token")]; !ok {
 				w.WriteHeader(http.StatusBadRequest)
 				writeJSONAnswer(w, map[string]any{"error": "invalid_grant", "error_description": "refresh token revoked"})
 				return
@@ -124,10 +142,10 @@ func NewOAuthServer(t testing.TB) *OAuthServer {
 		}
 		p.n++
 		access, refresh := fmt.Sprintf("access-%d-%s", p.n, SecretMark), fmt.Sprintf("refresh-%d-%s", p.n, SecretMark)
-		p.access[access] = true
+		p.access[access] = scopes
 		answer := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": 3600}
 		if grant != "client_credentials" {
-			p.refresh[refresh] = true
+			p.refresh[refresh] = scopes
 			answer["refresh_token"] = refresh
 		}
 		writeJSONAnswer(w, answer)
@@ -147,17 +165,51 @@ func writeJSONAnswer(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// Issue makes an access token and a refresh token valid (an empty one is
-// skipped), as a sign-in before the test would have.
-func (p *OAuthServer) Issue(access, refresh string) {
+// Issue makes an access token and a refresh token valid for scopes (a
+// space-separated list; an empty token is skipped), as a sign-in before
+// the test would have.
+func (p *OAuthServer) Issue(access, refresh, scopes string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if access != "" {
-		p.access[access] = true
+		p.access[access] = scopes
 	}
 	if refresh != "" {
-		p.refresh[refresh] = true
+		p.refresh[refresh] = scopes
 	}
+}
+
+// RequireScope makes the calls of the named tool need scope: a token
+// without it is answered 403 insufficient_scope, naming the token's scopes
+// and this one.
+func (p *OAuthServer) RequireScope(tool, scope string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.required = maps.Clone(p.required)
+	p.required[tool] = scope
+}
+
+// calledTool returns the scope a request's tools/call needs by required,
+// "" when it needs none; the body is read and put back.
+func calledTool(r *http.Request, required map[string]string) string {
+	if len(required) == 0 || r.Method != http.MethodPost {
+		return ""
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return ""
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
+		return ""
+	}
+	return required[msg.Params.Name]
 }
 
 // Grants returns the grant types the token endpoint was asked for, in
