@@ -80,11 +80,17 @@ func (m *Manager) session(ctx context.Context, s *server, reconnected *bool) (*c
 			}
 		case NeedsLogin:
 			// Signed in meanwhile (toolshelf mcp login in another
-			// terminal): connect again, once.
-			if *reconnected || !m.started || !m.hasToken(s) {
-				err := s.err
-				m.mu.Unlock()
+			// terminal): connect again, once. The store is read
+			// without the lock.
+			err, started := s.err, m.started
+			m.mu.Unlock()
+			if *reconnected || !started || !m.hasToken(s) {
 				return nil, tool.ErrorResult(fmt.Sprintf("%s cannot be called: %v.", s.describe(), err)), nil
+			}
+			m.mu.Lock()
+			if s.state != NeedsLogin || m.closed {
+				m.mu.Unlock()
+				continue
 			}
 			*reconnected = true
 			s.state, s.ready = Connecting, make(chan struct{})

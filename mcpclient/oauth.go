@@ -404,6 +404,9 @@ func (m *Manager) Login(ctx context.Context, name string, show func(ctx context.
 	if show == nil {
 		return false, errors.New("mcpclient.Login: show is nil; pass a function that shows the URL")
 	}
+	if s.cfg.OAuth.grant() == GrantClientCredentials {
+		return false, fmt.Errorf("%s signs in by itself, with its client credentials: there is nothing to sign in to", s.describe())
+	}
 	store, err := m.tokenStore()
 	if err != nil {
 		return false, err
@@ -430,9 +433,6 @@ func (m *Manager) Login(ctx context.Context, name string, show func(ctx context.
 		return false, s.redact.Err(fmt.Errorf("signing in to %s: %w", s.describe(), err))
 	}
 	_ = c.close()
-	if s.cfg.OAuth.grant() == GrantClientCredentials {
-		asked.Store(true)
-	}
 	m.mu.Lock()
 	again := m.started && !m.closed && s.state == NeedsLogin
 	if again {

@@ -477,3 +477,22 @@ func TestAStepUpThatNeedsAPersonNeedsLoginAndLoginAsksForTheScope(t *testing.T) 
 		t.Errorf("a secret is in the log or the result:\n%s", logs)
 	}
 }
+
+func TestACallConnectsAgainOnceASignInIsStored(t *testing.T) {
+	p := mcptest.NewOAuthServer(t)
+	dir := filepath.Join(t.TempDir(), "oauth")
+	m, _ := oauthManager(t, p, nil, Options{TokenDir: dir})
+	if st := statusOf(m, "protected"); st.State != NeedsLogin {
+		t.Fatalf("protected is %s: %v", st.State, st.Err)
+	}
+	// toolshelf mcp login, in another terminal.
+	access := "access-elsewhere-" + mcptest.SecretMark
+	p.Issue(access, "", "tools")
+	storeEntry(t, dir, p, access, "", time.Now().Add(time.Hour))
+	if res := callTool(t, m, "echo"); res.IsError {
+		t.Fatalf("echo after a sign-in elsewhere = %+v", res)
+	}
+	if st := statusOf(m, "protected"); st.State != Connected {
+		t.Errorf("protected is %s: %v", st.State, st.Err)
+	}
+}

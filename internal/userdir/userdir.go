@@ -105,6 +105,8 @@ func CheckFile(path string, info fs.FileInfo) error {
 	switch {
 	case info.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("%s should be a private file but is a symbolic link: remove the link", path)
+	case info.IsDir():
+		return fmt.Errorf("%s should be a private file but is a folder: move it away", path)
 	case !info.Mode().IsRegular():
 		return fmt.Errorf("%s should be a private file but is a %s: move it away", path, kind(info.Mode()))
 	}
