@@ -411,7 +411,11 @@ func (m *Manager) lostTo(s *server, c *conn, state State, err error) {
 		_ = c.close()
 		return
 	}
-	s.log.Warn("disconnected", "error", err)
+	if state == NeedsLogin {
+		s.log.Warn("needs sign-in", "error", err)
+	} else {
+		s.log.Warn("disconnected", "error", err)
+	}
 	if !m.spawn(func() { _ = c.close() }) {
 		_ = c.close()
 	}

@@ -97,6 +97,27 @@ func TestMCPLoginListLogout(t *testing.T) {
 		t.Fatalf("mcp list after login: exit %d\n%s%s", code, out, errOut)
 	}
 
+	// A run that calls the signed-in server's tool, verbose, with a
+	// session and metrics: no token in any of them.
+	sessions, metrics := t.TempDir(), filepath.Join(t.TempDir(), "metrics.jsonl")
+	code, out, errOut = runAgent(t, agentRunOpts{}, "-v", "--mcp", mcpFile, "--session-dir", sessions, "--metrics", metrics,
+		"--tools", "+mcp__signin__echo", "--json", "Echo the text")
+	check("run -v", out+errOut)
+	if code != 0 || !strings.Contains(out, `"name":"mcp__signin__echo"`) {
+		t.Fatalf("run with the signed-in server: exit %d\n%s\n%s", code, errOut, out)
+	}
+	written, _ := filepath.Glob(filepath.Join(sessions, "*"))
+	for _, f := range append(written, metrics) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(f, string(data))
+	}
+	if len(written) == 0 {
+		t.Error("the run wrote no session file")
+	}
+
 	code, out, errOut = run(t, "mcp", "logout", "signin", "--mcp", mcpFile)
 	check("mcp logout", out+errOut)
 	if code != 0 || !strings.Contains(out, "signed out of signin") {
