@@ -23,8 +23,11 @@ type OAuthConfig struct {
 	// authorization server beforehand. ClientSecret is optional for the
 	// authorization code grant (a public client).
 	ClientID, ClientSecret string
-	// Scopes replace the scopes discovery chooses (the challenge's scope,
-	// else the server's scopes_supported). Empty keeps discovery's.
+	// Scopes replace the scopes the authorization code grant's discovery
+	// chooses (the challenge's scope, else the server's
+	// scopes_supported); scopes a later insufficient_scope challenge asks
+	// for are added. Empty keeps discovery's. The client credentials
+	// grant always asks for discovery's.
 	Scopes []string
 	// Grant is [GrantAuthorizationCode] (the default, with a person) or
 	// [GrantClientCredentials] (machine to machine: needs ClientID and

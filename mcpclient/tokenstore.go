@@ -90,8 +90,12 @@ func (tokenStore) fileName(server, resource string) string {
 }
 
 // load returns the server's entry for resource; nil, nil when there is
-// none.
+// none. A missing folder is not made: a server that never signs in leaves
+// nothing behind.
 func (ts tokenStore) load(server, resource string) (*tokenEntry, error) {
+	if _, err := os.Lstat(ts.dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	root, err := userdir.OpenPrivate(ts.dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the OAuth tokens: %w", err)
