@@ -27,7 +27,8 @@ import (
 var ErrNeedsLogin = errors.New("needs sign-in")
 
 // LoginTimeout bounds the wait for the authorization server's redirect
-// to the loopback listener once the sign-in URL is shown.
+// to the loopback listener once the sign-in URL is shown, when the
+// caller's context has no deadline; it is mcp login's default --timeout.
 const LoginTimeout = 5 * time.Minute
 
 // secretLabel replaces an OAuth secret (a token, a client secret, an
@@ -309,7 +310,7 @@ func (t *storedTokenSource) keep(tok *oauth2.Token) {
 // codeFetcher returns the authorization code fetcher of the server: it
 // shows the URL through show (or, without it, fails with ErrNeedsLogin),
 // and waits for the authorization server's redirect to a listener on the
-// loopback address, at most LoginTimeout.
+// loopback address, until ctx's deadline, else at most LoginTimeout.
 func (m *Manager) codeFetcher(s *server, oc *OAuthConfig, show func(ctx context.Context, url string) error) auth.AuthorizationCodeFetcher {
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 		if show == nil {
@@ -333,8 +334,13 @@ func (m *Manager) codeFetcher(s *server, oc *OAuthConfig, show func(ctx context.
 		if err := show(ctx, args.URL); err != nil {
 			return nil, fmt.Errorf("showing the sign-in URL: %w", err)
 		}
-		timer := time.NewTimer(LoginTimeout)
-		defer timer.Stop()
+		// A caller's deadline (mcp login --timeout) replaces LoginTimeout.
+		var expired <-chan time.Time
+		if _, ok := ctx.Deadline(); !ok {
+			timer := time.NewTimer(LoginTimeout)
+			defer timer.Stop()
+			expired = timer.C
+		}
 		select {
 		case r := <-results:
 			if r.err != nil {
@@ -342,7 +348,7 @@ func (m *Manager) codeFetcher(s *server, oc *OAuthConfig, show func(ctx context.
 			}
 			s.redact.addSecret(r.res.Code)
 			return r.res, nil
-		case <-timer.C:
+		case <-expired:
 			return nil, needsLoginError(s, fmt.Sprintf("no sign-in within %s", LoginTimeout))
 		case <-ctx.Done():
 			return nil, ctx.Err()

@@ -26,12 +26,7 @@ var signInURL = regexp.MustCompile(`(?m)^  (http://\S+/authorize\?\S+)$`)
 // printed.
 func TestMCPLoginListLogout(t *testing.T) {
 	p := mcptest.NewOAuthServer(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := freeTestPort(t)
 	command, args, env := mcptest.Command(nil)
 	mcpFile := writeMCPConfig(t, map[string]any{
 		"signin": map[string]any{"url": p.URL + "/mcp", "oauth": map[string]any{"callbackPort": port}},
@@ -137,4 +132,29 @@ func TestMCPLoginListLogout(t *testing.T) {
 	if code != 0 || strings.Count(errOut, "toolshelf mcp login signin") != 1 || !strings.Contains(out, "echo: ") {
 		t.Errorf("run: exit %d; want the sign-in reported once and echo called\n%s\n%s", code, errOut, out)
 	}
+}
+
+// TestMCPLoginTimesOut: nobody signs in, so mcp login ends after
+// --timeout, saying so and what to run.
+func TestMCPLoginTimesOut(t *testing.T) {
+	p := mcptest.NewOAuthServer(t)
+	mcpFile := writeMCPConfig(t, map[string]any{
+		"late": map[string]any{"url": p.URL + "/mcp", "oauth": map[string]any{"callbackPort": freeTestPort(t)}},
+	})
+	code, out, errOut := run(t, "mcp", "login", "late", "--mcp", mcpFile, "--no-browser", "--timeout", "200ms")
+	if code == 0 || !strings.Contains(errOut, "no sign-in to late within --timeout 200ms; run toolshelf mcp login late again") ||
+		signInURL.FindString(errOut) == "" {
+		t.Errorf("mcp login nobody follows: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// freeTestPort returns a loopback port that was free a moment ago.
+func freeTestPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
