@@ -329,7 +329,14 @@ func (m *Manager) codeFetcher(s *server, oc *OAuthConfig, show func(ctx context.
 		results := make(chan callbackResult, 1)
 		srv := &http.Server{Handler: callbackHandler(redirect.Path, state, results), ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln)
-		defer srv.Close()
+		defer func() {
+			// The browser gets its page before the listener goes.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			if srv.Shutdown(ctx) != nil {
+				srv.Close()
+			}
+		}()
 		s.log.Info("waiting for sign-in", "redirect", redirect.String())
 		if err := show(ctx, args.URL); err != nil {
 			return nil, fmt.Errorf("showing the sign-in URL: %w", err)
