@@ -42,7 +42,9 @@ refresh them when they expire. A stored sign-in is replaced. mcp logout deletes 
 				}
 				return nil
 			})
-			if errors.Is(err, context.DeadlineExceeded) {
+			// The SDK does not always wrap the context's error: the
+			// context says whether the time ran out.
+			if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && e.ctx.Err() == nil {
 				return fmt.Errorf("no sign-in to %s within --timeout %s; run toolshelf mcp login %s again", args[0], timeout, args[0])
 			}
 			if err != nil {
