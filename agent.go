@@ -157,8 +157,9 @@ const (
 	// with tool_search.
 	NoteSelectionFailed NoteKind = "selection-failed"
 	// NoteServerFailed: an MCP server (of the servers file or
-	// Config.Servers) failed to connect, so its tools are missing; the
-	// text names it and says why. Each failure is noted once, before the
+	// Config.Servers) failed to connect or needs sign-in, so its tools
+	// are missing; the text names it and says why (and, for sign-in, the
+	// command that signs in). Each failure is noted once, before the
 	// first request of the prompt that finds it or at the end of the
 	// prompt during which it happened.
 	NoteServerFailed NoteKind = "server-failed"
@@ -436,7 +437,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) iter.Seq2[agent.Event, e
 // last notes ([NoteServerFailed]).
 func (a *Agent) noteFailures() {
 	for _, st := range a.shelf.mcp.Servers() {
-		if st.State != mcpclient.Failed || errors.Is(st.Err, mcpclient.ErrStopped) {
+		if (st.State != mcpclient.Failed && st.State != mcpclient.NeedsLogin) || errors.Is(st.Err, mcpclient.ErrStopped) {
 			delete(a.failed, st.Name)
 			continue
 		}
@@ -448,6 +449,10 @@ func (a *Agent) noteFailures() {
 			a.failed = map[string]string{}
 		}
 		a.failed[st.Name] = msg
+		if st.State == mcpclient.NeedsLogin {
+			a.notify(NoteServerFailed, fmt.Sprintf("MCP server %s needs sign-in, so its tools are missing: %s", st.Name, msg))
+			continue
+		}
 		a.notify(NoteServerFailed, fmt.Sprintf("MCP server %s failed to connect, so its tools are missing: %s", st.Name, msg))
 	}
 }

@@ -60,6 +60,13 @@ type Config struct {
 	// Progress, when set, receives the progress notifications MCP
 	// servers send during tool calls (see [mcpclient.Options]).
 	Progress func(mcpclient.Progress)
+	// Authorize, when set, shows a person the address where they sign in
+	// to an MCP server that asks for authorization (OAuth); without it
+	// such a server needs login ([mcpclient.Options.Authorize]).
+	Authorize func(ctx context.Context, server, url string) error
+	// TokenDir is where MCP servers' OAuth tokens are stored; empty means
+	// the state folder's ([mcpclient.Options.TokenDir]).
+	TokenDir string
 	// Codemode configures the codemode tool, which runs the model's
 	// scripts against the shelf's tools.
 	Codemode CodemodeConfig
@@ -212,7 +219,8 @@ func New(ctx context.Context, cfg Config) (*Shelf, error) {
 	}
 	mcfg.Servers = append(slices.Clone(mcfg.Servers), cfg.Servers...)
 	m, err := mcpclient.NewManager(mcfg, reg, tool.NewNamer(), mcpclient.Options{
-		Logger: cfg.Logger, ClientName: cfg.ClientName, ClientVersion: cfg.ClientVersion, Progress: cfg.Progress})
+		Logger: cfg.Logger, ClientName: cfg.ClientName, ClientVersion: cfg.ClientVersion, Progress: cfg.Progress,
+		Authorize: cfg.Authorize, TokenDir: cfg.TokenDir})
 	if err != nil {
 		return nil, fmt.Errorf("toolshelf: %w", err)
 	}

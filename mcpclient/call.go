@@ -78,6 +78,28 @@ func (m *Manager) session(ctx context.Context, s *server, reconnected *bool) (*c
 			case <-ctx.Done():
 				return nil, nil, ctx.Err()
 			}
+		case NeedsLogin:
+			// Signed in meanwhile (toolshelf mcp login in another
+			// terminal): connect again, once. The store is read
+			// without the lock.
+			err, started := s.err, m.started
+			m.mu.Unlock()
+			if *reconnected || !started || !m.hasToken(s) {
+				return nil, tool.ErrorResult(fmt.Sprintf("%s cannot be called: %v.", s.describe(), err)), nil
+			}
+			m.mu.Lock()
+			if s.state != NeedsLogin || m.closed {
+				m.mu.Unlock()
+				continue
+			}
+			*reconnected = true
+			s.state, s.ready = Connecting, make(chan struct{})
+			m.mu.Unlock()
+			s.log.Info("connecting again with the stored sign-in")
+			if !m.spawn(func() { m.connect(s) }) {
+				continue
+			}
+			m.changed()
 		case Disconnected:
 			if *reconnected || !m.started {
 				err := s.err
@@ -157,6 +179,11 @@ func (m *Manager) callOnce(ctx context.Context, s *server, c *conn, name string,
 		return tool.ErrorResult(fmt.Sprintf("%s was still working on the call of %s after %s, the most a call may take "+
 			"(%d times the configured timeout of %s, however often the server reports progress). "+
 			"The call was cancelled.", s.describe(), name, ProgressCap*timeout, ProgressCap, timeout)), false, nil
+	case errors.Is(err, ErrNeedsLogin):
+		// A step-up to more scopes that needs a person.
+		err = needsLogin(err)
+		m.lostTo(s, c, NeedsLogin, err)
+		return tool.ErrorResult(fmt.Sprintf("%s cannot run %s: %v.", s.describe(), name, err)), false, nil
 	case errors.Is(err, mcp.ErrSessionMissing):
 		m.lost(s, c, fmt.Errorf("the server ended the session: %w", err))
 		return tool.ErrorResult(fmt.Sprintf("%s ended the session during the call of %s; the next call reconnects to it.", s.describe(), name)), true, nil

@@ -101,8 +101,14 @@ type ServerConfig struct {
 	// in the head as if direct, while they keep their exposure (and so stay
 	// searchable).
 	AlwaysLoad bool
+	// OAuth configures MCP authorization for an HTTP server ("oauth" in a
+	// servers file). Nil means the defaults: a server that answers 401
+	// with a Bearer challenge is signed in to by discovery, with dynamic
+	// client registration. See [OAuthConfig].
+	OAuth *OAuthConfig
 	// Expanded maps each environment variable expanded into the
-	// configuration (${NAME} in command, args, env, cwd, url or headers) to
+	// configuration (${NAME} in command, args, env, cwd, url, headers or
+	// oauth's clientId and clientSecret) to
 	// its value. The Manager redacts these values, replacing each by
 	// ${NAME}, in every error, tool result (successful or not) and log
 	// line about the server; see [MinRedacted].
@@ -150,6 +156,14 @@ func (s ServerConfig) Check() (ServerConfig, error) {
 	if s.Type == TypeHTTP {
 		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return bad("url %q is not an http or https URL", s.URL)
+		}
+	}
+	if s.OAuth != nil {
+		if s.Type != TypeHTTP {
+			return bad("OAuth is for HTTP servers; remove it or set URL")
+		}
+		if err := s.OAuth.check(); err != nil {
+			return bad("oauth: %v", err)
 		}
 	}
 	if s.Exposure != "" {
@@ -257,7 +271,7 @@ var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // serverKeys are the keys a server entry may have.
 var serverKeys = []string{
 	"type", "command", "args", "env", "cwd", "url", "headers",
-	"exposure", "toolExposure", "description", "enabled", "timeout", "alwaysLoad", "briefs",
+	"exposure", "toolExposure", "description", "enabled", "timeout", "alwaysLoad", "briefs", "oauth",
 }
 
 // ParseConfig decodes one mcp.json file. file names it in messages and in
@@ -268,10 +282,11 @@ var serverKeys = []string{
 // too. Server entries take the keys command, args, env and cwd (stdio), type
 // ("stdio", "http" or "streamable-http"), url and headers (HTTP), and
 // toolshelf's exposure, toolExposure, description, enabled, timeout (seconds),
-// alwaysLoad and briefs (tool name → the one-line summary two-phase selection
-// shows). ${NAME}, ${env:NAME} and ${NAME:-default} are replaced by
-// environment variables in command, args, env values, cwd, url and header
-// values; a leading ~ in cwd is the home folder.
+// alwaysLoad, briefs (tool name → the one-line summary two-phase selection
+// shows) and oauth (an HTTP server's sign-in, [OAuthConfig]). ${NAME},
+// ${env:NAME} and ${NAME:-default} are replaced by environment variables in
+// command, args, env values, cwd, url, header values and oauth's clientId and
+// clientSecret; a leading ~ in cwd is the home folder.
 //
 // ParseConfig reports every problem it finds, each a [*ConfigError], joined.
 // The returned Config is never nil: it holds the servers without problems.
@@ -612,7 +627,7 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 		if s.Command == "" {
 			fail(`a stdio server needs "command"`, `add "command": "..." with the program that runs the server`)
 		}
-		for _, k := range []string{"url", "headers"} {
+		for _, k := range []string{"url", "headers", "oauth"} {
 			if _, ok := fields[k]; ok {
 				fail(fmt.Sprintf("%q is for HTTP servers, not stdio ones", k), fmt.Sprintf("remove %q or the stdio keys", k))
 			}
@@ -657,6 +672,9 @@ func (p *parser) server(name string, raw json.RawMessage) (s ServerConfig, ok bo
 		s.URL = expand("url", s.URL)
 		for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 			s.Headers[k] = expand(fmt.Sprintf("header %q", k), s.Headers[k])
+		}
+		if v, ok := fields["oauth"]; ok && !isNull(v) {
+			s.OAuth = p.oauth(name, v, expand)
 		}
 		if s.URL != "" && len(p.errs) == before {
 			u, err := url.Parse(s.URL)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -91,11 +92,28 @@ func (m *Manager) newTransport(s *server) (transport, error) {
 	case "stdio":
 		return transport{Transport: &mcp.CommandTransport{Command: newCommand(s), TerminateDuration: m.terminate}}, nil
 	case "http":
-		rt := &httpRecorder{base: http.DefaultTransport, headers: s.cfg.Headers}
-		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: rt}}
-		return transport{Transport: t, transient: rt.transient}, nil
+		var show func(ctx context.Context, url string) error
+		if m.opts.Authorize != nil {
+			show = func(ctx context.Context, url string) error { return m.opts.Authorize(ctx, s.cfg.Name, url) }
+		}
+		h, err := m.oauthHandler(s, show)
+		if err != nil {
+			return transport{}, err
+		}
+		return m.httpTransport(s, h), nil
 	}
 	return transport{}, fmt.Errorf("unknown transport type %q", s.cfg.Type)
+}
+
+// httpTransport returns the streamable HTTP transport of a server, signing
+// in through h (none when nil).
+func (m *Manager) httpTransport(s *server, h auth.OAuthHandler) transport {
+	rt := &httpRecorder{base: http.DefaultTransport, headers: s.cfg.Headers}
+	t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: rt}}
+	if h != nil {
+		t.OAuthHandler = h
+	}
+	return transport{Transport: t, transient: rt.transient}
 }
 
 // httpRecorder adds the configured headers to every request and remembers
@@ -169,15 +187,21 @@ func (m *Manager) connect(s *server) {
 		// toolshelf stopping, not the server failing.
 		s.log.Debug("connecting stopped", "error", err)
 		err = fmt.Errorf("%s: %w", s.describe(), ErrStopped)
+	case errors.Is(err, ErrNeedsLogin):
+		err = needsLogin(err)
+		s.log.Warn("needs sign-in", "error", err)
 	case err != nil:
 		// Logged before the state is published, so whoever waits for the
 		// server finds the failure in the log too.
 		s.log.Warn("connection failed", "error", err)
 	}
 	m.mu.Lock()
-	if err != nil {
+	switch {
+	case err != nil && errors.Is(err, ErrNeedsLogin) && !errors.Is(err, ErrStopped):
+		s.state, s.err = NeedsLogin, s.redact.Err(err)
+	case err != nil:
 		s.state, s.err = Failed, s.redact.Err(err)
-	} else {
+	default:
 		s.state, s.err, s.conn = Connected, nil, c
 	}
 	close(s.ready)
@@ -205,9 +229,12 @@ func (m *Manager) dial(ctx context.Context, s *server) (*conn, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.describe(), err)
 		}
-		c, err := m.open(ctx, s, t.Transport)
+		c, err := m.open(ctx, s, t.Transport, s.connectTimeout(m.opts.Authorize != nil))
 		if err == nil {
 			return c, nil
+		}
+		if errors.Is(err, ErrNeedsLogin) {
+			return nil, err
 		}
 		if t.transient == nil || attempt >= len(m.retryDelays) || !t.transient() || ctx.Err() != nil {
 			return nil, connectError(s, err)
@@ -265,8 +292,28 @@ func isDir(path string) bool {
 	return err == nil && info.IsDir()
 }
 
-// open makes one connection attempt.
-func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport) (*conn, error) {
+// connectTimeout bounds a connection attempt: the server's timeout, or
+// LoginTimeout past it when a person may be asked to sign in during the
+// attempt.
+func (s *server) connectTimeout(interactive bool) time.Duration {
+	if interactive && s.cfg.mayAuthorize() && s.cfg.OAuth.grant() == GrantAuthorizationCode {
+		return s.cfg.Timeout + LoginTimeout
+	}
+	return s.cfg.Timeout
+}
+
+// needsLogin returns the sign-in error inside err: the SDK wraps it in
+// the failed request's description, which says nothing more to a person.
+func needsLogin(err error) error {
+	if le, ok := errors.AsType[*loginError](err); ok {
+		return le
+	}
+	return err
+}
+
+// open makes one connection attempt, within timeout (none when 0: ctx
+// bounds it).
+func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport, timeout time.Duration) (*conn, error) {
 	c := &conn{kick: make(chan struct{}, 1), n: sessions.Add(1)}
 	client := mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{
 		Logger:       s.log,
@@ -291,12 +338,15 @@ func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport) (*conn, 
 			}
 		},
 	})
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, timeout)
+	}
 	defer cancel()
 	session, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		if ctx.Err() == nil && cctx.Err() != nil {
-			err = fmt.Errorf("%w: %w", &noAnswer{step: "initialize", after: s.cfg.Timeout}, err)
+			err = fmt.Errorf("%w: %w", &noAnswer{step: "initialize", after: timeout}, err)
 		}
 		return nil, err
 	}
@@ -345,12 +395,15 @@ func (m *Manager) refresher(s *server, c *conn) {
 // lost drops the session c of a server, if it is still the current one: the
 // server becomes Disconnected with err, and the session is closed in the
 // background.
-func (m *Manager) lost(s *server, c *conn, err error) {
+func (m *Manager) lost(s *server, c *conn, err error) { m.lostTo(s, c, Disconnected, err) }
+
+// lostTo is lost with the state the server is left in.
+func (m *Manager) lostTo(s *server, c *conn, state State, err error) {
 	m.mu.Lock()
 	current := s.conn == c
 	if current {
 		s.conn = nil
-		s.state, s.err = Disconnected, s.redact.Err(err)
+		s.state, s.err = state, s.redact.Err(err)
 	}
 	m.mu.Unlock()
 	c.cancel()
@@ -358,7 +411,11 @@ func (m *Manager) lost(s *server, c *conn, err error) {
 		_ = c.close()
 		return
 	}
-	s.log.Warn("disconnected", "error", err)
+	if state == NeedsLogin {
+		s.log.Warn("needs sign-in", "error", err)
+	} else {
+		s.log.Warn("disconnected", "error", err)
+	}
 	if !m.spawn(func() { _ = c.close() }) {
 		_ = c.close()
 	}

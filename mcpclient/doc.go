@@ -35,6 +35,13 @@
 // outputs longer than [MaxOutputBytes] are cut in the middle and saved
 // whole to a file only the user can read.
 //
+// An HTTP server that asks for MCP authorization (OAuth 2.1) is signed in
+// to on the SDK's auth handlers ([OAuthConfig]). [Options.Authorize] shows
+// a person the sign-in URL; without it the server is [NeedsLogin] until
+// [Manager.Login] (toolshelf mcp login) stores a token. Tokens are kept in
+// a private folder ([Options.TokenDir]), refreshed, and redacted from
+// every message about the server.
+//
 // The MCP SDK's types do not appear in this package's API.
 //
 // Who it is for: programs that put MCP servers' tools on a [tool.Registry]

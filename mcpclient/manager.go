@@ -31,6 +31,11 @@ const (
 	Failed       State = "failed"
 	Disconnected State = "disconnected"
 	Disabled     State = "disabled"
+	// NeedsLogin is a server that asks for sign-in (OAuth) that no person
+	// could give: toolshelf mcp login, or [Manager.Login], signs in. Its
+	// error wraps [ErrNeedsLogin] and names the command. A call of one of
+	// its tools connects again once a token is stored.
+	NeedsLogin State = "needs login"
 )
 
 // Status describes one configured server.
@@ -74,6 +79,18 @@ type Options struct {
 	// calls, on the goroutine that reads the server's messages: it must
 	// return quickly.
 	Progress func(Progress)
+	// Authorize, when set, is asked to show a person the URL where they
+	// sign in to an HTTP server that asks for authorization (OAuth): it
+	// should print the URL, and may open a browser, and return. The
+	// Manager then waits for the redirect to its loopback listener, at
+	// most [LoginTimeout], and stores the tokens. Without it, such a
+	// server becomes [NeedsLogin] (unless a stored token serves), and the
+	// other servers are not held up.
+	Authorize func(ctx context.Context, server, url string) error
+	// TokenDir is the private folder where OAuth tokens are stored, a
+	// file per server and URL, mode 0600 (checked like OutputDir's).
+	// Empty means $XDG_STATE_HOME/toolshelf/oauth.
+	TokenDir string
 }
 
 // Manager connects to the configured MCP servers and keeps their tools in a
@@ -119,6 +136,10 @@ type server struct {
 	redact *redactor
 	// listMu serialises listing and registering the server's tools.
 	listMu sync.Mutex
+	// stepUp are the scopes the server asked for in insufficient_scope
+	// challenges, kept for the next sign-in (guarded by stepMu).
+	stepMu sync.Mutex
+	stepUp []string
 
 	// Guarded by Manager.mu.
 	state        State
@@ -189,6 +210,15 @@ func NewManager(cfg *Config, reg *tool.Registry, namer *tool.Namer, opts Options
 			sc.Exposure = tool.Deferred
 		}
 		red := newRedactor(sc.Expanded)
+		if sc.mayAuthorize() {
+			// Tokens are added as the server's sign-in gets them.
+			if red == nil {
+				red = &redactor{}
+			}
+			if sc.OAuth != nil {
+				red.addSecret(sc.OAuth.ClientSecret)
+			}
+		}
 		log := m.log
 		if red != nil {
 			log = slog.New(&redactHandler{next: m.log.Handler(), r: red})

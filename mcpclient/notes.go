@@ -29,6 +29,8 @@ func (m *Manager) SearchNotes(context.Context) []string {
 				s.cfg.Name, failureReason(s.err)))
 		case Connecting:
 			out = append(out, fmt.Sprintf("MCP server %q is still connecting; its tools cannot be searched yet.", s.cfg.Name))
+		case NeedsLogin:
+			out = append(out, fmt.Sprintf("MCP server %q needs the user to sign in (toolshelf mcp login %s); its tools cannot be searched or called.", s.cfg.Name, s.cfg.Name))
 		}
 	}
 	return out
@@ -61,6 +63,8 @@ func (m *Manager) Unavailable(toolName string) string {
 		return fmt.Sprintf("MCP server %q is disabled in the servers file", s.cfg.Name)
 	case Failed:
 		return fmt.Sprintf("MCP server %q failed to connect (%s)", s.cfg.Name, failureReason(s.err))
+	case NeedsLogin:
+		return fmt.Sprintf("MCP server %q needs the user to sign in (toolshelf mcp login %s)", s.cfg.Name, s.cfg.Name)
 	case Connected, Disconnected:
 		return fmt.Sprintf("MCP server %q does not list it", s.cfg.Name)
 	}

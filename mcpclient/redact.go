@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/toolshelf/toolshelf/tool"
 )
@@ -24,9 +25,15 @@ import (
 const MinRedacted = 4
 
 // redactor replaces the values a server's configuration took from the
-// environment by ${NAME} references. A nil redactor changes nothing.
+// environment by ${NAME} references, and the OAuth secrets the server's
+// sign-in handled (added as they arrive, [redactor.addSecret]) by
+// [secretLabel]. A nil redactor changes nothing. It is safe for concurrent
+// use.
 type redactor struct {
-	r *strings.Replacer
+	mu       sync.RWMutex
+	expanded map[string]string
+	secrets  []string
+	r        *strings.Replacer
 }
 
 // newRedactor returns the redactor of the expanded values (variable name →
@@ -34,24 +41,56 @@ type redactor struct {
 // it replaces the forms in which messages quote it: URL-escaped (a URL in
 // an error), Go-quoted (%q) and JSON-escaped.
 func newRedactor(expanded map[string]string) *redactor {
+	r := &redactor{expanded: expanded}
+	if r.build(); r.r == nil {
+		return nil
+	}
+	return r
+}
+
+// addSecret adds values to redact (empty ones and those shorter than
+// MinRedacted are skipped); r must not be nil.
+func (r *redactor) addSecret(values ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	added := false
+	for _, v := range values {
+		if len(v) >= MinRedacted && !slices.Contains(r.secrets, v) {
+			r.secrets = append(r.secrets, v)
+			added = true
+		}
+	}
+	if added {
+		r.build()
+	}
+}
+
+// build makes the replacer of the values.
+func (r *redactor) build() {
 	type pair struct{ old, ref string }
 	var pairs []pair
 	seen := map[string]bool{}
-	for _, name := range slices.Sorted(maps.Keys(expanded)) {
-		v := expanded[name]
+	add := func(v, ref string) {
 		if len(v) < MinRedacted {
-			continue
+			return
 		}
 		js, _ := json.Marshal(v)
 		for _, form := range []string{v, url.QueryEscape(v), url.PathEscape(v), unquote(strconv.Quote(v)), unquote(string(js))} {
 			if !seen[form] {
 				seen[form] = true
-				pairs = append(pairs, pair{form, "${" + name + "}"})
+				pairs = append(pairs, pair{form, ref})
 			}
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(r.expanded)) {
+		add(r.expanded[name], "${"+name+"}")
+	}
+	for _, v := range r.secrets {
+		add(v, secretLabel)
+	}
 	if len(pairs) == 0 {
-		return nil
+		r.r = nil
+		return
 	}
 	// A Replacer tries its pairs in order: the longest first, so a value
 	// that contains another is replaced whole.
@@ -60,7 +99,7 @@ func newRedactor(expanded map[string]string) *redactor {
 	for _, p := range pairs {
 		args = append(args, p.old, p.ref)
 	}
-	return &redactor{strings.NewReplacer(args...)}
+	r.r = strings.NewReplacer(args...)
 }
 
 // unquote drops the quotes around a quoted string.
@@ -71,7 +110,13 @@ func (r *redactor) String(s string) string {
 	if r == nil {
 		return s
 	}
-	return r.r.Replace(s)
+	r.mu.RLock()
+	rep := r.r
+	r.mu.RUnlock()
+	if rep == nil {
+		return s
+	}
+	return rep.Replace(s)
 }
 
 // Err returns err with the values redacted from its message, or err itself

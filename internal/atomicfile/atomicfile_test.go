@@ -37,3 +37,30 @@ func TestWriteIntoAMissingFolderFailsAndLeavesNothing(t *testing.T) {
 		t.Errorf("folder holds %d entries, want none", len(entries))
 	}
 }
+
+func TestWriteInReplacesThroughTheRoot(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, data := range []string{"old", "new"} {
+		if err := WriteIn(root, "a.json", []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "a.json"))
+	if err != nil || string(got) != "new" {
+		t.Fatalf("read %q, %v; want new", got, err)
+	}
+	if info, _ := os.Stat(filepath.Join(dir, "a.json")); runtime.GOOS != "windows" && info.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", info.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("folder holds %d entries, want only the file", len(entries))
+	}
+	if err := WriteIn(root, "../escape.json", []byte("x"), 0o600); err == nil {
+		t.Error("wrote outside the root")
+	}
+}

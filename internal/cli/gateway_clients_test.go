@@ -92,7 +92,8 @@ func realFilesystem(t *testing.T) (mcpFile, file, content string) {
 }
 
 // gatewayScript writes an executable that runs this test binary as
-// toolshelf with args, for clients that start the gateway themselves (they
+// toolshelf with args, then the arguments the script is given, for clients
+// that start the gateway (or another toolshelf command) themselves (they
 // pass it only part of their environment, so the script sets what the
 // child needs).
 func gatewayScript(t *testing.T, args ...string) string {
@@ -112,7 +113,7 @@ func gatewayScript(t *testing.T, args ...string) string {
 	for _, v := range []string{"XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"} {
 		fmt.Fprintf(&b, "export %s=%s\n", v, quote(os.Getenv(v)))
 	}
-	fmt.Fprintf(&b, "exec %s -test.run='^$'\n", quote(exe))
+	fmt.Fprintf(&b, "exec %s -test.run='^$' -- \"$@\"\n", quote(exe))
 	path := filepath.Join(t.TempDir(), "toolshelf-gateway")
 	if err := os.WriteFile(path, []byte(b.String()), 0o700); err != nil {
 		t.Fatal(err)
@@ -580,6 +581,40 @@ var conformanceScenarios = []string{
 	"logging-set-level", "resources-list", "prompts-list",
 }
 
+// conformanceCheck is one check of a conformance scenario's checks.json.
+type conformanceCheck struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// conformanceChecks reads the checks a conformance run wrote to its
+// results folder (out is its output, for the failure message); it fails
+// the test when there is none.
+func conformanceChecks(t *testing.T, scenario, results string, out []byte) []conformanceCheck {
+	t.Helper()
+	// A scenario named a/b writes to a/b-TIME.
+	files, err := filepath.Glob(filepath.Join(results, "*", "checks.json"))
+	if more, _ := filepath.Glob(filepath.Join(results, "*", "*", "checks.json")); err == nil {
+		files = append(files, more...)
+	}
+	if err != nil || len(files) != 1 {
+		t.Fatalf("conformance %s wrote %v (%v), want one checks.json\n%s", scenario, files, err, out)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []conformanceCheck
+	if err := json.Unmarshal(data, &checks); err != nil {
+		t.Fatal(err)
+	}
+	if len(checks) == 0 {
+		t.Errorf("conformance %s ran no check", scenario)
+	}
+	return checks
+}
+
 // TestConformanceServerScenarios runs the official MCP conformance suite's
 // server scenarios that apply to any server against toolshelf serve
 // --http, on every surface: every check of each succeeds.
@@ -596,26 +631,7 @@ func TestConformanceServerScenarios(t *testing.T) {
 				if err != nil {
 					t.Errorf("conformance %s: %v\n%s", scenario, err, out)
 				}
-				files, err := filepath.Glob(filepath.Join(results, "*", "checks.json"))
-				if err != nil || len(files) != 1 {
-					t.Fatalf("conformance %s wrote %v (%v), want one checks.json\n%s", scenario, files, err, out)
-				}
-				data, err := os.ReadFile(files[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				var checks []struct {
-					ID           string `json:"id"`
-					Status       string `json:"status"`
-					ErrorMessage string `json:"errorMessage"`
-				}
-				if err := json.Unmarshal(data, &checks); err != nil {
-					t.Fatal(err)
-				}
-				if len(checks) == 0 {
-					t.Errorf("conformance %s ran no check", scenario)
-				}
-				for _, ch := range checks {
+				for _, ch := range conformanceChecks(t, scenario, results, out) {
 					if ch.Status != "SUCCESS" {
 						t.Errorf("conformance %s: check %s is %s: %s", scenario, ch.ID, ch.Status, ch.ErrorMessage)
 					}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/toolshelf/toolshelf/mcpclient/mcptest"
@@ -36,8 +37,9 @@ func TestMain(m *testing.M) {
 }
 
 // mainEnv makes the test binary run toolshelf itself, as cmd/toolshelf
-// does (with SignalContext), on the JSON array of arguments it holds: how
-// tests stop a real toolshelf process with a signal.
+// does (with SignalContext), on the JSON array of arguments it holds,
+// followed by the binary's own arguments after "--": how tests stop a real
+// toolshelf process with a signal.
 const mainEnv = "TOOLSHELF_CLI_TEST_MAIN"
 
 func runMainChild(argsJSON string) int {
@@ -45,6 +47,10 @@ func runMainChild(argsJSON string) int {
 	if err := json.Unmarshal([]byte(argsJSON), &args); err != nil {
 		fmt.Fprintln(os.Stderr, "bad", mainEnv, err)
 		return 2
+	}
+	// A script's own arguments come after "--" (gatewayScript).
+	if i := slices.Index(os.Args, "--"); i >= 0 {
+		args = append(args, os.Args[i+1:]...)
 	}
 	ctx, stop := SignalContext(context.Background())
 	defer stop()

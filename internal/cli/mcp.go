@@ -55,9 +55,10 @@ $XDG_CONFIG_HOME/toolshelf/mcp.json), waits for them (at most --wait) and report
 		Use:   "list",
 		Short: "List the servers: state, exposure, tool count and why a server failed",
 		Long: `list connects to every enabled server, waits for them (at most --wait) and prints a line per
-server: its state, exposure, tool count and, for a server that failed, the whole error. The exit
-status is 1 when a server failed, was disconnected or was still connecting after --wait, or when
-there is no servers file (it says where it looked), so a script can check a configuration.`,
+server: its state, exposure, tool count and, for a server that failed, the whole error. A server
+that asks for sign-in is "needs login", with the command that signs in. The exit status is 1 when
+a server failed, was disconnected, needs login or was still connecting after --wait, or when there
+is no servers file (it says where it looked), so a script can check a configuration.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			shelf, err := connect()
@@ -139,6 +140,8 @@ The exit status is 1 when a server could not be dumped (the others are written).
 	}
 	dump.Flags().StringVar(&out, "out", "", "folder to write the SERVER.json files to (made when missing; files of the same name are replaced)")
 	cmd.AddCommand(list, tools, dump)
+	cmd.AddCommand(newLoginCmds(e, &file)...)
+	cmd.AddCommand(newConformanceClientCmd(e))
 	return cmd
 }
 
@@ -232,6 +235,8 @@ func unavailable(servers []mcpclient.Status, wait time.Duration) error {
 			bad = append(bad, fmt.Sprintf("%s (%s)", s.Name, s.State))
 		case mcpclient.Connecting:
 			bad = append(bad, fmt.Sprintf("%s (still connecting after --wait %s)", s.Name, wait))
+		case mcpclient.NeedsLogin:
+			bad = append(bad, fmt.Sprintf("%s (needs login: run toolshelf mcp login %s)", s.Name, s.Name))
 		}
 	}
 	if len(bad) == 0 {

@@ -486,7 +486,7 @@ func (r *agentRun) noServers() error {
 		switch {
 		case s.State == mcpclient.Disabled:
 			continue
-		case s.State == mcpclient.Failed && !errors.Is(s.Err, mcpclient.ErrStopped):
+		case s.State == mcpclient.Failed && !errors.Is(s.Err, mcpclient.ErrStopped), s.State == mcpclient.NeedsLogin:
 			failed = append(failed, s.Name)
 		}
 		enabled++

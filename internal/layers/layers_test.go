@@ -79,6 +79,7 @@ var confined = map[string][]string{
 	"github.com/dlclark/regexp2":             {"internal/ecma"},
 	"github.com/schollz/progressbar":         {"internal/cli"},
 	"github.com/go-jose/go-jose":             {"gateway"},
+	"golang.org/x/oauth2":                    {"mcpclient", "gateway"},
 }
 
 // standalone lists packages that must stay independent of the rest of

@@ -96,3 +96,25 @@ func kind(m fs.FileMode) string {
 	}
 	return "special file"
 }
+
+// CheckFile refuses a file of a private folder, described by info (from
+// Lstat), that is not the user's alone: a symbolic link, not a regular
+// file, another user's, or open to the group or others. path names it in
+// the error, which says what to do.
+func CheckFile(path string, info fs.FileInfo) error {
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s should be a private file but is a symbolic link: remove the link", path)
+	case info.IsDir():
+		return fmt.Errorf("%s should be a private file but is a folder: move it away", path)
+	case !info.Mode().IsRegular():
+		return fmt.Errorf("%s should be a private file but is a %s: move it away", path, kind(info.Mode()))
+	}
+	if uid, mine := owner(info); !mine {
+		return fmt.Errorf("the private file %s belongs to another user (uid %d): remove it if you can", path, uid)
+	}
+	if perm := info.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("the private file %s can be read or changed by other users (mode %04o): remove it, or run chmod 600 %s", path, perm, path)
+	}
+	return nil
+}

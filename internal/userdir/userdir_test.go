@@ -112,3 +112,40 @@ func mkdir(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+func TestCheckFile(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Unix modes and links")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "l")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	check := func(path string) error {
+		info, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return CheckFile(path, info)
+	}
+	if err := check(file); err != nil {
+		t.Errorf("a private file: %v", err)
+	}
+	if err := check(link); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a link: %v", err)
+	}
+	if err := check(dir); err == nil || !strings.Contains(err.Error(), "is a folder") {
+		t.Errorf("a folder: %v", err)
+	}
+	if err := os.Chmod(file, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := check(file); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a file open to the group: %v", err)
+	}
+}
