@@ -172,7 +172,11 @@ func listSurface(e *env, shelf *toolshelf.Shelf, g *gateway.Gateway, s gateway.S
 	}
 	printf(e.stdout, "%s surface: %d tools, %d tokens of tool definitions\n", s, len(tools), total)
 	for _, st := range shelf.MCP().Servers() {
-		if st.State != mcpclient.Connected && st.State != mcpclient.Disabled {
+		switch st.State {
+		case mcpclient.Connected, mcpclient.Disabled:
+		case mcpclient.NeedsLogin:
+			printf(e.stderr, "toolshelf: MCP server %s needs login%s\n", st.Name, errSuffix(st.Err))
+		default:
 			printf(e.stderr, "toolshelf: MCP server %s is %s%s\n", st.Name, st.State, errSuffix(st.Err))
 		}
 	}
