@@ -480,13 +480,16 @@ func activates(spec, name string) bool {
 // configured MCP server (one at least) failed to connect: exit status 3,
 // since the answer had none of their tools.
 func (r *agentRun) noServers() error {
-	var failed []string
+	var failed, logins []string
 	enabled := 0
 	for _, s := range r.mcp.Servers() {
 		switch {
 		case s.State == mcpclient.Disabled:
 			continue
-		case s.State == mcpclient.Failed && !errors.Is(s.Err, mcpclient.ErrStopped), s.State == mcpclient.NeedsLogin:
+		case s.State == mcpclient.NeedsLogin:
+			failed = append(failed, s.Name)
+			logins = append(logins, "toolshelf mcp login "+s.Name)
+		case s.State == mcpclient.Failed && !errors.Is(s.Err, mcpclient.ErrStopped):
 			failed = append(failed, s.Name)
 		}
 		enabled++
@@ -497,6 +500,9 @@ func (r *agentRun) noServers() error {
 	what, its := "the MCP server "+failed[0], "its"
 	if len(failed) > 1 {
 		what, its = "every MCP server ("+strings.Join(failed, ", ")+")", "their"
+	}
+	if len(logins) == len(failed) {
+		return exitError{code: exitNoServers, err: fmt.Errorf("%s needs sign-in, so the answer had none of %s tools; run %s", what, its, strings.Join(logins, ", then "))}
 	}
 	return exitError{code: exitNoServers, err: fmt.Errorf("%s failed to connect, so the answer had none of %s tools; the warnings above say why, and toolshelf mcp list checks the servers file", what, its)}
 }
