@@ -24,6 +24,16 @@ import (
 // (it can be guessed in a few thousand tries).
 const MinRedacted = 4
 
+// notSecret are the environment variables whose values are never
+// redacted: they name the user and the user's folders, which a servers file
+// writes as ${HOME}/… and tools echo back in every path they return.
+// Redacting them would hand the model paths such as ${HOME}/notes.txt that
+// no server can open, and they protect nothing.
+var notSecret = []string{
+	"HOME", "USER", "LOGNAME", "PWD", "TMPDIR",
+	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR",
+}
+
 // redactor replaces the values a server's configuration took from the
 // environment by ${NAME} references, and the OAuth secrets the server's
 // sign-in handled (added as they arrive, [redactor.addSecret]) by
@@ -83,7 +93,9 @@ func (r *redactor) build() {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.expanded)) {
-		add(r.expanded[name], "${"+name+"}")
+		if !slices.Contains(notSecret, name) {
+			add(r.expanded[name], "${"+name+"}")
+		}
 	}
 	for _, v := range r.secrets {
 		add(v, secretLabel)

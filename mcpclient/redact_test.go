@@ -130,3 +130,15 @@ func TestExpandedValuesAreRedacted(t *testing.T) {
 		t.Errorf("Redact = %q", got)
 	}
 }
+
+// TestRedactorKeepsTheUsersFolders: the values of HOME and the other
+// variables that name the user's folders are not redacted, so a path a
+// tool returns under ${HOME} stays one the model can pass back; a secret
+// beside them still is.
+func TestRedactorKeepsTheUsersFolders(t *testing.T) {
+	r := newRedactor(map[string]string{"HOME": "/home/someone", "XDG_STATE_HOME": "/home/someone/.local/state", "API_KEY": "sk-not-a-path"})
+	got := r.String("listed /home/someone/notes.txt and /home/someone/.local/state/x with sk-not-a-path")
+	if want := "listed /home/someone/notes.txt and /home/someone/.local/state/x with ${API_KEY}"; got != want {
+		t.Errorf("redacted %q, want %q", got, want)
+	}
+}
