@@ -31,14 +31,18 @@ type directServer struct {
 	waited atomic.Bool
 }
 
-// FirstListWait bounds how long the direct surface's first tools/list
-// waits for upstream servers still connecting, and how long a call of a
+// FirstListWait bounds, from the gateway's start ([New]), how long the
+// direct surface's first tools/list and a client's initialize wait for
+// upstream servers still connecting; it also bounds how long a call of a
 // tool the surface does not list yet waits for them. Each server's own
 // connect timeout ends its attempt sooner when it is shorter. A client
 // such as Claude Code lists the tools once, right after it starts the
 // gateway, while the servers are still starting: without the wait it
-// would see no tool at all.
-const FirstListWait = 5 * time.Second
+// would see no tool at all. It is below Claude Code's own bound on
+// connecting to an MCP server (5 s, MCP_CONNECT_TIMEOUT_MS), which
+// covers the gateway's start and its initialize: a gateway that waited
+// longer was dropped by Claude Code, and its tools with it.
+const FirstListWait = 4 * time.Second
 
 func (g *Gateway) newDirect() *directServer {
 	d := &directServer{g: g, shown: map[string]string{}, defs: map[string]*mcp.Tool{}}
@@ -115,14 +119,15 @@ func (d *directServer) awaitServers(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // firstList waits, for the first tools/list, until no server is still
-// connecting or [FirstListWait] has passed, then logs the servers left
+// connecting or [FirstListWait] has passed since the gateway's start, then
+// logs the servers left
 // out: those that failed and those still connecting. A list whose client
 // gave up first leaves the wait to the next one.
 func (d *directServer) firstList(ctx context.Context) {
 	if d.waited.Load() {
 		return
 	}
-	wctx, cancel := context.WithTimeout(ctx, FirstListWait)
+	wctx, cancel := context.WithDeadline(ctx, d.g.settleBy)
 	defer cancel()
 	_ = d.g.mcp.WaitAll(wctx)
 	if ctx.Err() != nil {

@@ -128,11 +128,13 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) ([]string, time.Duration) {
 // tools/list, sent while an upstream server is still connecting (a client
 // that starts the gateway lists at once), waits for it and holds its
 // tools. Before, it answered no tool, and a client that lists once (claude
-// -p) then had none to call.
+// -p) then had none to call. The initialize here does not wait
+// (CapabilityWait < 0), so the list is the first to wait, as for a client
+// that lists without initializing.
 func TestDirectFirstListWaitsForALateServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		late, release := lateServer(t)
-		g := newGateway(t, late)
+		g := newGatewayWith(t, gateway.Config{CapabilityWait: -1}, late)
 		direct := connect(t, g, gateway.Direct)
 		listed := make(chan []string, 1)
 		go func() {
@@ -217,6 +219,23 @@ func TestDirectCallWaitsForALateServer(t *testing.T) {
 		_, err := direct.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__stuck__echo", Arguments: map[string]any{}})
 		if took := time.Since(start); err == nil || !strings.Contains(err.Error(), "unknown tool") || took != gateway.FirstListWait {
 			t.Errorf("a call of a server that never connects: %v after %v, want unknown tool after %v", err, took, gateway.FirstListWait)
+		}
+	})
+}
+
+// TestUpstreamWaitsShareOneBound: a client's initialize and its first
+// tools/list of the direct surface, sent while an upstream server never
+// connects, wait FirstListWait in all, not each: Claude Code drops a
+// gateway that takes longer than its own connect bound (5 s) to answer.
+func TestUpstreamWaitsShareOneBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, ct := mcp.NewInMemoryTransports()
+		g := newGateway(t, mcpclient.ServerConfig{Name: "stuck", Transport: gated{ct, make(chan struct{})}, Timeout: time.Minute})
+		start := time.Now()
+		direct := connect(t, g, gateway.Direct)
+		toolNames(t, direct)
+		if took := time.Since(start); took != gateway.FirstListWait {
+			t.Errorf("initialize and the first list took %v, want %v in all", took, gateway.FirstListWait)
 		}
 	})
 }

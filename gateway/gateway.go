@@ -104,6 +104,10 @@ type Gateway struct {
 	// upstream follows the upstreams' prompts and resources onto every
 	// surface (upstream.go).
 	upstream *upstreams
+	// settleBy ends the waits for upstreams still connecting of a
+	// client's initialize and of the direct surface's first list:
+	// [FirstListWait] after New.
+	settleBy time.Time
 }
 
 // New returns a gateway over a shelf. Every upstream tool the shelf holds
@@ -121,7 +125,8 @@ func New(shelf *toolshelf.Shelf, cfg Config) (*Gateway, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	g := &Gateway{shelf: shelf, reg: shelf.Registry(), mcp: shelf.MCP(), searcher: shelf.Searcher(), cfg: cfg}
+	g := &Gateway{shelf: shelf, reg: shelf.Registry(), mcp: shelf.MCP(), searcher: shelf.Searcher(), cfg: cfg,
+		settleBy: time.Now().Add(FirstListWait)}
 	// The code tool's description lists the configured servers, known
 	// before any connects, so it is the same bytes for the life of the
 	// process; their tools are found with searchTools or tool_search.

@@ -27,8 +27,10 @@ const ResourceScheme = "toolshelf"
 // long a client's initialize (or server/discover) waits for the upstream
 // servers still connecting, and for the first listing of their prompts
 // and resources, so that the capabilities it is answered with say what
-// the upstreams offer.
-const DefaultCapabilityWait = 5 * time.Second
+// the upstreams offer. The wait also ends [FirstListWait] after the
+// gateway was made, so that a client's initialize and its first tools/list
+// together stay within that bound.
+const DefaultCapabilityWait = FirstListWait
 
 // ResourceURI is the URI (or URI template) under which the gateway shows
 // an upstream server's resource URI (or URI template).
@@ -388,8 +390,9 @@ func addCompletions(c *mcp.ServerCapabilities) {
 	}
 }
 
-// settle waits, within Config.CapabilityWait and ctx, until no upstream
-// server is connecting and each connected one's session has been listed.
+// settle waits, within Config.CapabilityWait, the gateway's settleBy and
+// ctx, until no upstream server is connecting and each connected one's
+// session has been listed.
 func (u *upstreams) settle(ctx context.Context) {
 	wait := u.g.cfg.CapabilityWait
 	switch {
@@ -398,7 +401,11 @@ func (u *upstreams) settle(ctx context.Context) {
 	case wait == 0:
 		wait = DefaultCapabilityWait
 	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
+	deadline := time.Now().Add(wait)
+	if u.g.settleBy.Before(deadline) {
+		deadline = u.g.settleBy
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if u.g.mcp.WaitAll(ctx) != nil {
 		return

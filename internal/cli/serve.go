@@ -51,7 +51,7 @@ metadata at /.well-known/oauth-protected-resource/mcp (and for each path), and a
 access token of that authorization server whose audience is the endpoint's URL (or
 --auth-audience), with every --auth-scope. Upstream servers connect in the background: the gateway
 answers at once, and a search waits for servers still connecting (the direct surface's first
-tools/list too, for at most 5 s). Tools hidden in the servers
+tools/list too, 4 s from the start at most). Tools hidden in the servers
 file ("toolExposure": {"delete_*": "hidden"}) are denied on every surface. Every search and call
 is appended to the metrics log (read it with toolshelf stats). Scripts of the code tool run
 --max-scripts at a time over every client, each in its own VM under --script-timeout and
