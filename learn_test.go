@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -193,5 +194,61 @@ func TestLexiconRefused(t *testing.T) {
 	}
 	if data, err := os.ReadFile(target); err != nil || string(data) != `{"version":1,"entries":[]}` {
 		t.Errorf("the link's target was changed: %q, %v", data, err)
+	}
+}
+
+// TestResumedSessionLearnsOnce resumes a session that learned an alias:
+// what it resumed with is not learned again.
+func TestResumedSessionLearnsOnce(t *testing.T) {
+	dir := t.TempDir()
+	lex := filepath.Join(t.TempDir(), "lexicon", "aliases.json")
+	cfg := toolshelf.Config{Tools: learnTools(), Lexicon: lex}
+	uses := func() string {
+		data, err := os.ReadFile(lex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			Entries []struct {
+				Query string `json:"query"`
+				Uses  int    `json:"uses"`
+			} `json:"entries"`
+		}
+		if err := json.Unmarshal(data, &f); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, e := range f.Entries {
+			b.WriteString(e.Query + "=" + strconv.Itoa(e.Uses) + ";")
+		}
+		return b.String()
+	}
+	shelf, err := toolshelf.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shelf.Close()
+	model := llmtest.New(searchCall("s1", "jot this down"), searchCall("s2", "create a note"),
+		llmtest.Call(llm.ToolCall{ID: "c1", Name: "note_create", Arguments: json.RawMessage(`{}`)}), llmtest.Say("done"))
+	a, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: model, Session: &toolshelf.SessionConfig{Dir: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, a, "jot down: buy milk")
+	path := a.Session().Path()
+	a.Close()
+	a.Close() // a second Close learns nothing twice
+	if got := uses(); got != "jot this down=1;" {
+		t.Fatalf("after the first conversation: %s", got)
+	}
+	b, err := shelf.Agent(t.Context(), toolshelf.AgentConfig{Model: llmtest.New(llmtest.Say("ok")),
+		Session: &toolshelf.SessionConfig{Dir: dir, Resume: path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, b, "thanks")
+	b.Close()
+	if got := uses(); got != "jot this down=1;" {
+		t.Errorf("after the resumed conversation: %s, want the alias used once", got)
 	}
 }
