@@ -110,3 +110,21 @@ func TestLexiconAddRemove(t *testing.T) {
 		t.Errorf("lexicon remove again: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestRunWarnsOfARefusedLexicon: a lexicon that is a link is not read;
+// the run says so and answers.
+func TestRunWarnsOfARefusedLexicon(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "lexicon")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lex := filepath.Join(dir, "aliases.json")
+	if err := os.Symlink(filepath.Join(t.TempDir(), "elsewhere.json"), lex); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runAgent(t, agentRunOpts{}, "--mcp", testMCP(t, nil), "--no-session", "--lexicon", lex, "Echo the text")
+	if code != 0 || !strings.Contains(errOut, "learned aliases are off") || !strings.Contains(errOut, "symbolic link") {
+		t.Errorf("exit %d, stderr:\n%s\nwant an answer and a warning that the lexicon is a link", code, errOut)
+	}
+}
