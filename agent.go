@@ -186,6 +186,9 @@ type Agent struct {
 	// failed holds the error noted for each server that failed, so that a
 	// failure is noted once (NoteServerFailed).
 	failed map[string]string
+	// learnFrom is the number of messages the conversation resumed with:
+	// what it learns is read after them (learn).
+	learnFrom int
 
 	mu    sync.Mutex // guards usage
 	usage Usage
@@ -312,6 +315,7 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	if a.loop, err = agent.New(acfg); err != nil {
 		return nil, err
 	}
+	a.learnFrom = len(a.loop.Messages())
 	// tool_search is declared whenever some tool waits on the shelf (added
 	// to a resumed session's set if a server was configured since); with
 	// selection, only when selection falls back to it.
@@ -408,6 +412,7 @@ func (a *Agent) Text(ctx context.Context, prompt string) iter.Seq2[string, error
 // the sequence.
 func (a *Agent) Run(ctx context.Context, prompt string) iter.Seq2[agent.Event, error] {
 	return func(yield func(agent.Event, error) bool) {
+		a.noteLearning()
 		if err := a.prepare(ctx, prompt); err != nil {
 			yield(agent.Event{}, err)
 			return
@@ -519,9 +524,11 @@ func (a *Agent) Loop() *agent.Agent { return a.loop }
 // Session returns the conversation's session, nil when it is not saved.
 func (a *Agent) Session() *session.Session { return a.session }
 
-// Close ends the conversation: it closes the session, if any, releasing
-// its lock, and frees the shelf for the next conversation.
+// Close ends the conversation: it adds what its searches taught to the
+// shelf's lexicon (Config.Lexicon), closes the session, if any,
+// releasing its lock, and frees the shelf for the next conversation.
 func (a *Agent) Close() error {
+	a.learn()
 	a.shelf.end(a)
 	if a.session == nil {
 		return nil

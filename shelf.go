@@ -50,6 +50,11 @@ type Config struct {
 	// Metrics is a JSON Lines file that receives a [tokens.Record] per
 	// model request (read it with toolshelf stats); empty means none.
 	Metrics string
+	// Lexicon is the user's file of learned aliases (package
+	// internal/lexicon; the command line's is in the state folder): what
+	// a conversation's failed searches taught, which tool_search reads
+	// and each conversation adds to as it closes. Empty means none.
+	Lexicon string
 	// Logger receives the MCP servers' connection events and standard
 	// error; nil discards them. A server that fails to connect is reported
 	// to conversations whatever the logger ([NoteServerFailed]).
@@ -135,6 +140,8 @@ type Shelf struct {
 	// program's.
 	servers []mcpclient.ServerConfig
 	metrics *metricsLog
+	// learning is the lexicon of learned aliases, nil without one.
+	learning *learning
 	// mcpFile is Config.MCPFile made absolute, "" without one: what the
 	// shelf's sessions record.
 	mcpFile string
@@ -234,6 +241,9 @@ func New(ctx context.Context, cfg Config) (*Shelf, error) {
 	}
 	if cfg.Metrics != "" {
 		s.metrics = &metricsLog{path: cfg.Metrics}
+	}
+	if cfg.Lexicon != "" {
+		s.openLearning(cfg.Lexicon)
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	m.Start(ctx)

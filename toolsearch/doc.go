@@ -11,6 +11,8 @@
 // incrementally. What the model sends and gets back is bounded
 // ([MaxQueryBytes], [MaxSelect], [MaxLimit], [MaxResultBytes]), since a
 // result stays in the transcript and is re-sent with every request.
+// [Searcher.SetAliases] lets a user's learned aliases rank a tool first,
+// never above one the query names exactly.
 //
 // Who it is for: programs with their own loop that want tool_search over a
 // registry; the root package declares it for you.

@@ -85,13 +85,14 @@ type Searcher struct {
 	reg    *tool.Registry
 	ranker search.Ranker
 
-	mu  sync.Mutex // guards rev, indexed, policy and notes, and serialises index updates
+	mu  sync.Mutex // guards rev, indexed, policy, notes and aliases, and serialises index updates
 	rev uint64
 	// indexed maps each indexed tool to its namespace's name ("" for
 	// none).
 	indexed map[string]string
 	policy  LoadPolicy
 	notes   func(context.Context) []string // see SetNotes
+	aliases Aliases                        // see SetAliases
 }
 
 // New returns a Searcher over reg's deferred and codemode tools, ranked by
@@ -166,6 +167,10 @@ type Outcome struct {
 	Others []string
 	// Hint explains an empty result, when the ranker can.
 	Hint *search.Hint
+	// Learned is the tool a learned alias of the query ranked first
+	// (after the tools the query names exactly), "" when none did
+	// ([Searcher.SetAliases]).
+	Learned string
 }
 
 // ErrEmptyQuery and ErrBadLimit report invalid arguments.
@@ -223,7 +228,76 @@ func (s *Searcher) FindIn(query string, limit int, scope Scope) (Outcome, error)
 		}
 	}
 	res := s.ranker.Search(search.Query{Text: query, Limit: limit, Exclude: exclude})
-	return Outcome{Hits: res.Hits, Hint: res.Hint}, nil
+	out := Outcome{Hits: res.Hits, Hint: res.Hint}
+	s.mu.Lock()
+	aliases := s.aliases
+	s.mu.Unlock()
+	if aliases != nil {
+		s.applyAlias(aliases, query, limit, scope, exclude, &out)
+	}
+	return out, nil
+}
+
+// Aliases gives the tools a user's past sessions learned for a query,
+// best first; package internal/lexicon keeps them. It must be safe for
+// concurrent use.
+type Aliases interface {
+	// Lookup returns the tools learned for query, best first.
+	Lookup(query string) []string
+}
+
+// SetAliases makes later searches read learned aliases: the first tool
+// a's Lookup gives for the query that the search could rank (on the
+// shelf, in the scope) is ranked first, at the best ranked hit's score,
+// after the tools the query names exactly, which an alias never passes.
+// A query that names a loaded tool exactly gets no alias. nil (the
+// default) reads none, as the reference does.
+func (s *Searcher) SetAliases(a Aliases) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.aliases = a
+}
+
+// applyAlias ranks the tool a learned alias of query names first, after
+// the exact hits, within limit.
+func (s *Searcher) applyAlias(a Aliases, query string, limit int, scope Scope, exclude []string, out *Outcome) {
+	if len(out.Hits) == 0 && out.Hint != nil && len(out.Hint.Loaded) > 0 {
+		return // the query names a loaded tool
+	}
+	name := ""
+	for _, t := range a.Lookup(query) {
+		ns, ok := s.indexedIn(t)
+		if ok && (scope.Namespace == "" || ns == scope.Namespace) && !slices.Contains(exclude, t) {
+			name = t
+			break
+		}
+	}
+	if name == "" {
+		return
+	}
+	exact := 0
+	for _, h := range out.Hits {
+		if !h.Exact {
+			break
+		}
+		if h.Name == name {
+			return
+		}
+		exact++
+	}
+	if exact >= limit {
+		return
+	}
+	score := 1.0
+	hits := slices.DeleteFunc(slices.Clone(out.Hits), func(h search.Hit) bool { return h.Name == name })
+	if exact < len(hits) {
+		score = hits[exact].Score
+	}
+	hits = slices.Insert(hits, exact, search.Hit{Name: name, Score: score})
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	out.Hits, out.Hint, out.Learned = hits, nil, name
 }
 
 // indexedIn returns the namespace of an indexed tool.

@@ -25,6 +25,7 @@ var layer = map[string]int{
 	"adapter":             3,
 	"":                    4, // the root package, toolshelf: the front door
 	"internal/eval":       5,
+	"internal/lexicon":    5,
 	"lint":                5,
 	"agent":               5,
 	"codemode":            5,

@@ -1,0 +1,13 @@
+// Package lexicon keeps what a user's sessions learned from failed
+// searches: when a tool_search query loads nothing the model then calls,
+// and a later search of the same prompt loads a tool that is called, the
+// first query becomes an alias of that tool. A later search for it ranks
+// the tool first (toolsearch.Searcher.SetAliases), below only the tools
+// the query names exactly.
+//
+// The aliases are one private file per user ([DefaultPath]): bounded in
+// entries ([MaxEntries]) and in a query's length ([MaxQueryBytes]),
+// decayed when unused ([HalfLife]), written atomically with mode 0600 in
+// a folder of the user's alone, and never shared. `toolshelf lexicon`
+// lists and edits them.
+package lexicon
