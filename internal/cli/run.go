@@ -73,7 +73,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.firstWait, "mcp-wait", 10*time.Second, "how long the first prompt waits for MCP servers whose tools are declared up front")
 	fl.StringVar(&f.script, "script", "", "with --provider emulator: a JSON Lines file of replies to play in order instead of the stand-in model (as emulate --script)")
 	fl.StringVar(&f.codemodeMode, "codemode-mode", toolshelf.CodemodeOn, "while the codemode tool is declared: on (the declared tools scripts can call are described by how a script calls them) or only (direct tools are not declared: scripts reach them, and the codemode tool lists them)")
-	fl.StringVar(&f.lexicon, "lexicon", "", "search aliases learned from your sessions' failed searches, read and added to: this file, or off (default: the one toolshelf lexicon shows)")
+	fl.StringVar(&f.lexicon, "lexicon", os.Getenv("TOOLSHELF_LEXICON"), "search aliases learned from your sessions' failed searches, read and added to: this file, or off (default: $TOOLSHELF_LEXICON, else the one toolshelf lexicon shows)")
 	fl.StringVar(&f.metrics, "metrics", "", "append a token record per model request to this JSON Lines file, or off (default: $XDG_STATE_HOME/toolshelf/metrics.jsonl; read it with toolshelf stats)")
 }
 
