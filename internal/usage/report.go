@@ -139,7 +139,7 @@ func NewReport(records []tokens.Record, servers string, w Window) Report {
 			rep.Requests++
 			input += r.TotalInput()
 			for j, name := range r.Declared {
-				if !strings.HasPrefix(name, serverPrefix) {
+				if !serverTool(name) {
 					continue
 				}
 				t := get(name)
@@ -159,7 +159,7 @@ func NewReport(records []tokens.Record, servers string, w Window) Report {
 				switch {
 				case name == searchName:
 					searches++
-				case strings.HasPrefix(name, serverPrefix):
+				case serverTool(name):
 					get(name)
 					if _, ok := firstDeclared[name]; !ok {
 						// Called without being declared: from a
@@ -188,6 +188,12 @@ func NewReport(records []tokens.Record, servers string, w Window) Report {
 	}
 	slices.SortFunc(rep.Tools, func(a, b Tool) int { return cmp.Or(b.Used-a.Used, strings.Compare(a.Name, b.Name)) })
 	return rep
+}
+
+// serverTool reports whether name is a server's tool name, the only names
+// a report keeps: a log line may hold anything.
+func serverTool(name string) bool {
+	return strings.HasPrefix(name, serverPrefix) && toolName.MatchString(name)
 }
 
 // withDefaults fills in the window's zero fields.

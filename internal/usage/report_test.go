@@ -128,3 +128,31 @@ func TestServersFiles(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// A tool declared from the start of every session, as an applied
+// suggestion makes it, and called in most stays suggested, so that
+// applying again keeps it; a name no tool has is left out.
+func TestSuggestKeepsAnAppliedTool(t *testing.T) {
+	var recs []tokens.Record
+	for i := range 4 {
+		for j := range 3 {
+			var called []string
+			if i < 3 && j == 1 {
+				called = []string{"mcp__git__status", "mcp__git__\x1b[2J"}
+			}
+			recs = append(recs, tokens.Record{Time: t0.Add(time.Duration(10*i+j) * time.Minute), Session: fmt.Sprint(i),
+				Input: 2000, Declared: []string{"mcp__git__status"}, DeclaredTokens: []int{120}, Called: called})
+		}
+	}
+	rep := NewReport(recs, "", Window{})
+	if len(rep.Tools) != 1 {
+		t.Fatalf("tools %+v, want mcp__git__status alone", rep.Tools)
+	}
+	got := Suggest(rep, []string{"git"})
+	// 3 sessions of 4 would each have searched once, at 2,000 tokens;
+	// the tool is declared in every request already.
+	want := []Suggestion{{Action: AlwaysLoad, Tool: "mcp__git__status", Server: "git", Saves: 1500}}
+	if diff := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Why" }, cmp.Ignore())); diff != "" {
+		t.Errorf("suggestions (-want +got):\n%s", diff)
+	}
+}

@@ -55,8 +55,10 @@ type Suggestion struct {
 // one more request, which sends RequestTokens; a declared tool adds its
 // Tokens to every request that declares it.
 //   - always-load, for a tool called in at least MostShare of the
-//     sessions: it saves its round trips and costs its tokens in the
-//     requests that did not declare it yet;
+//     sessions: it saves its round trips (at least one search in each
+//     session that had it from the start, so that an applied suggestion
+//     stays suggested) and costs its tokens in the requests that did not
+//     declare it yet;
 //   - defer, for a tool declared from the first request of most sessions
 //     but called in fewer than MostShare of them: it saves its tokens in
 //     the requests of the sessions that do not call it, and costs one
@@ -82,15 +84,18 @@ func Suggest(r Report, servers []string) []Suggestion {
 			s.Action = Remove
 			s.Saves = int(float64(t.Tokens*t.DeclaredRequests) / sessions)
 			s.Why = fmt.Sprintf("never called in %s; declared in %s at %d tokens", count(r.Sessions, "session"), count(t.DeclaredRequests, "request"), t.Tokens)
-		case t.Share >= MostShare && t.AtStart < t.Used && t.Tokens > 0:
-			trips := float64(t.RoundTrips) / sessions * float64(r.RequestTokens)
+		case t.Share >= MostShare && t.Tokens > 0:
+			// A session that declared it from the start (an applied
+			// suggestion) would have searched for it at least once.
+			searches := t.RoundTrips + min(t.AtStart, t.Used)
+			trips := float64(searches) / sessions * float64(r.RequestTokens)
 			extra := float64(t.Tokens) * float64(r.Requests-t.DeclaredRequests) / sessions
 			if trips <= extra {
 				continue
 			}
 			s.Action, s.Saves = AlwaysLoad, int(trips-extra)
 			s.Why = fmt.Sprintf("called in %d of %s after %s (%d tokens a request); declaring its %d tokens from the start costs %d a session",
-				t.Used, count(r.Sessions, "session"), count(t.RoundTrips, "search"), r.RequestTokens, t.Tokens, int(extra))
+				t.Used, count(r.Sessions, "session"), count(searches, "search"), r.RequestTokens, t.Tokens, int(extra))
 		case t.Share < MostShare && 2*t.AtStart > r.Sessions && t.Tokens > 0:
 			kept := float64(t.Tokens) * perSession * (1 - t.Share)
 			search := t.Share * float64(r.RequestTokens)
