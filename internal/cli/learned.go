@@ -9,26 +9,32 @@ import (
 // learnedTools returns the tools shelf suggest --apply recorded for the
 // servers file mcpFile (absolute, as the shelf has it), which a new
 // session declares from its first request. A resumed session gets none:
-// it keeps the tools it had. A state file that cannot be read is a
-// warning, and the session defers as the servers file says.
+// it keeps the tools it had.
 func (r *agentRun) learnedTools(resumed bool, mcpFile string) []string {
 	if resumed {
 		return nil
 	}
+	names := learned(r.e, mcpFile)
+	if len(names) > 0 {
+		r.note("always loading " + plural(len(names), "tool") + " (shelf suggest --apply; --reset clears)")
+	}
+	return names
+}
+
+// learned returns the tools applied to the servers file mcpFile
+// (absolute). A state file that cannot be read is a warning on stderr,
+// and the tools are deferred as the servers file says.
+func learned(e *env, mcpFile string) []string {
 	dir, err := userdir.State()
 	if err != nil {
 		return nil
 	}
 	state, err := usage.Load(dir)
 	if err != nil {
-		printf(r.e.stderr, "toolshelf: warning: %v; tools are deferred as the servers file says\n", err)
+		printf(e.stderr, "toolshelf: warning: %v; tools are deferred as the servers file says\n", err)
 		return nil
 	}
-	names := state.AlwaysLoad(mcpFile)
-	if len(names) > 0 {
-		r.note("always loading " + plural(len(names), "tool") + " (shelf suggest --apply; --reset clears)")
-	}
-	return names
+	return state.AlwaysLoad(mcpFile)
 }
 
 // activateOnce returns an Adjust step that activates names at the first

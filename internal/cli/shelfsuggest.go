@@ -53,7 +53,8 @@ the gateway) are not counted. Lines of the log that are not records are skipped 
 
 --apply records the always-load suggestions in the state folder (shelf.json): every new run or chat
 session with that servers file declares those tools from its first request. A session that started
-before, or a resumed one, keeps the tools it had; the change takes effect at the next session.
+before, or a resumed one, keeps the tools it had; the change takes effect at the next session. serve
+reads it at start and marks those tools of its direct surface for clients to load up front.
 --reset clears what was applied. The servers file itself is never changed: edit it to remove or defer.`,
 		Example: `  toolshelf shelf suggest
   toolshelf shelf suggest --sessions 20 --json
