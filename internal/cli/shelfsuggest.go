@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -210,7 +211,9 @@ func writeSuggestText(w io.Writer, out suggestReport, f *suggestFlags) {
 				what = "server " + s.Server
 			}
 			printf(tw, "  %s\t%s\t%s\t%s\n", s.Action, what, num(s.Saves), s.Why)
-			if edit := suggestEdit(s); edit != "" {
+			if s.Action == usage.Defer && slices.Contains(out.Applied, s.Tool) {
+				printf(tw, "  \t\t\tapplied by --apply: --apply again leaves it on the shelf\n")
+			} else if edit := suggestEdit(s); edit != "" {
 				printf(tw, "  \t\t\tin the servers file: %s\n", edit)
 			}
 		}

@@ -205,3 +205,52 @@ func TestShelfSuggestRefusesAStateLink(t *testing.T) {
 		t.Errorf("run over a linked state file: exit %d: %s", code, errOut)
 	}
 }
+
+// TestShelfSuggestDefersAnAppliedTool: an applied tool that sessions
+// declared from the start and rarely called is proposed for deferral, and
+// --apply again leaves it on the shelf.
+func TestShelfSuggestDefersAnAppliedTool(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	mcp := writeMCPConfig(t, map[string]any{"db": map[string]any{"command": "db-mcp"}})
+	abs, err := filepath.Abs(mcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s usage.State
+	if err := s.Apply(abs, []string{"mcp__db__query"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(filepath.Join(state, "toolshelf")); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now().Add(-time.Hour).UTC()
+	var lines []string
+	for i := range 10 {
+		for j := range 4 {
+			var called []string
+			if i == 0 && j == 1 {
+				called = []string{"mcp__db__query"}
+			}
+			b, err := json.Marshal(tokens.Record{Time: base.Add(time.Duration(4*i+j) * time.Second), Session: fmt.Sprint(i), Servers: abs,
+				Input: 1000, Declared: []string{"mcp__db__query"}, DeclaredTokens: []int{400}, Called: called})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, string(b))
+		}
+	}
+	log := filepath.Join(t.TempDir(), "metrics.jsonl")
+	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "shelf", "suggest", "--mcp", mcp, "--metrics", log)
+	if code != 0 || !strings.Contains(out, "defer  mcp__db__query  1,340") || !strings.Contains(out, "--apply again leaves it on the shelf") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, "shelf", "suggest", "--mcp", mcp, "--metrics", log, "--apply", "--json")
+	var got suggestReport
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got.Applied) != 0 {
+		t.Errorf("--apply again: exit %d, applied %v:\n%s%s", code, got.Applied, out, errOut)
+	}
+}
