@@ -200,7 +200,7 @@ func (a *Agent) observeSelection(requests int, u llm.Usage) {
 
 // record starts a record of the conversation with a usage.
 func (a *Agent) record(u *llm.Usage) tokens.Record {
-	rec := tokens.Record{Time: time.Now(), API: a.api, Class: a.class,
+	rec := tokens.Record{Time: time.Now(), API: a.api, Class: a.class, Servers: a.shelf.mcpFile,
 		Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
 	if a.session != nil {
 		rec.Session = a.session.ID()

@@ -182,7 +182,7 @@ func (g *Gateway) mcpTool(t tool.Tool) *mcp.Tool {
 		mt.Annotations = &mcp.ToolAnnotations{Title: a.Title, DestructiveHint: a.Destructive, IdempotentHint: derefBool(a.Idempotent),
 			OpenWorldHint: a.OpenWorld, ReadOnlyHint: derefBool(a.ReadOnly)}
 	}
-	if t.Origin.Server != "" && slices.Contains(g.cfg.AlwaysLoad, t.Origin.Server) {
+	if (t.Origin.Server != "" && slices.Contains(g.cfg.AlwaysLoad, t.Origin.Server)) || slices.Contains(g.cfg.AlwaysLoadTools, t.Name) {
 		mt.Meta = mcp.Meta{"anthropic/alwaysLoad": true}
 	}
 	return mt

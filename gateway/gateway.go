@@ -58,6 +58,10 @@ type Config struct {
 	// marks for clients to declare up front (Claude Code reads
 	// _meta["anthropic/alwaysLoad"]).
 	AlwaysLoad []string
+	// AlwaysLoadTools names tools (model-facing names) the direct surface
+	// marks the same way: the always-load suggestions of toolshelf shelf
+	// suggest --apply.
+	AlwaysLoadTools []string
 	// Logger receives the gateway's own log; nil discards it.
 	Logger *slog.Logger
 	// Limits bound each script of the codemode surface's code tool; zero

@@ -234,6 +234,30 @@ func TestHiddenToolsAreDenied(t *testing.T) {
 	}
 }
 
+// TestDirectSurfaceAlwaysLoadTools: the tools Config.AlwaysLoadTools
+// names carry the alwaysLoad hint, the others of their server do not.
+func TestDirectSurfaceAlwaysLoadTools(t *testing.T) {
+	up := mcptest.NewServer("notes", "")
+	g := newGatewayWith(t, gateway.Config{AlwaysLoadTools: []string{"mcp__notes__echo"}}, mcpclient.ServerConfig{Name: "notes", Server: up})
+	call(t, connect(t, g, gateway.Meta), "tool_search", map[string]any{"query": "echo"}) // waits for the server
+	res, err := connect(t, g, gateway.Direct).ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := map[string]bool{}
+	for _, tl := range res.Tools {
+		marked[tl.Name] = tl.Meta["anthropic/alwaysLoad"] == true
+	}
+	if len(marked) < 2 || !marked["mcp__notes__echo"] {
+		t.Errorf("alwaysLoad hints %v, want mcp__notes__echo's", marked)
+	}
+	for name, m := range marked {
+		if m && name != "mcp__notes__echo" {
+			t.Errorf("%s carries the alwaysLoad hint", name)
+		}
+	}
+}
+
 // TestDirectSurface: every upstream tool, typed, callable by its name, and
 // the list follows upstream changes; always-loaded servers' tools carry
 // Claude Code's alwaysLoad hint.

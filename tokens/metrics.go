@@ -21,6 +21,9 @@ type Record struct {
 	Time time.Time `json:"time"`
 	// Session is the session id, if the conversation is saved.
 	Session string `json:"session,omitempty"`
+	// Servers is the absolute path of the servers file the conversation
+	// ran with, if any: tool sets differ from one file to another.
+	Servers string `json:"servers,omitempty"`
 	// API and Model name the provider API and the model.
 	API   string `json:"api,omitempty"`
 	Model string `json:"model,omitempty"`

@@ -152,7 +152,7 @@ measure tokens and cache reuse, and manage saved sessions.`,
 	// Flag lines wrap to the width (see outputWidth).
 	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), ".FlagUsages |", fmt.Sprintf(".FlagUsagesWrapped %d |", outputWidth(e.stdout))))
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &flagError{withFlagSuggestion(cmd, err)} })
-	root.AddCommand(newSearchCmd(e), newEvalCmd(e), newSessionsCmd(e), newCapabilitiesCmd(e), newRenderCmd(e), newBenchCmd(e), newEmulateCmd(e), newRunCmd(e), newChatCmd(e), newMCPCmd(e), newStatsCmd(e), newLintCmd(e), newServeCmd(e), newLexiconCmd(e))
+	root.AddCommand(newSearchCmd(e), newEvalCmd(e), newSessionsCmd(e), newCapabilitiesCmd(e), newRenderCmd(e), newBenchCmd(e), newEmulateCmd(e), newRunCmd(e), newChatCmd(e), newMCPCmd(e), newStatsCmd(e), newLintCmd(e), newServeCmd(e), newLexiconCmd(e), newShelfCmd(e))
 	return root
 }
 

@@ -168,13 +168,16 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 	}
 	r.closers = append(r.closers, func() { _ = r.shelf.Close() })
 	r.reg, r.mcp = r.shelf.Registry(), r.shelf.MCP()
+	learned := r.learnedTools(sc != nil && sc.Resume != "", r.shelf.MCPFile())
+	learn := activateOnce(learned)
 	acfg := toolshelf.AgentConfig{
 		Provider: prov, NewModel: newModel, SystemPrompt: f.system, MaxTurns: f.maxTurns, MaxTokens: f.maxTokens,
 		FirstWait: f.firstWait, Notify: r.notify,
-		Adjust: func(reg *tool.Registry) error { return applyToolPatterns(reg, f.tools) },
-		// A tool --tools activates is waited for like a direct one, so
-		// the first request declares it.
-		FirstWaitFor: activatedPatterns(f.tools),
+		// The applied suggestions first, so --tools -pattern wins.
+		Adjust: func(reg *tool.Registry) error { learn(reg); return applyToolPatterns(reg, f.tools) },
+		// A tool --tools or shelf suggest --apply activates is waited for
+		// like a direct one, so the first request declares it.
+		FirstWaitFor: append(activatedPatterns(f.tools), learned...),
 	}
 	if f.firstWait <= 0 {
 		acfg.FirstWait = -1

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -92,6 +93,12 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 				return err
 			}
 			servers, always := gateway.ShelfConfig(cfg.Servers)
+			// The tools shelf suggest --apply recorded, read once: a
+			// change takes effect when serve starts again.
+			var alwaysTools []string
+			if abs, err := filepath.Abs(path); err == nil {
+				alwaysTools = learned(e, abs)
+			}
 			scfg := toolshelf.Config{Servers: servers, Logger: logger, ClientName: "toolshelf", ClientVersion: version()}
 			if metrics != metricsOff {
 				if metrics == "" {
@@ -108,7 +115,7 @@ says so on one line of stderr (a JSON record under --log-format json); Ctrl-C st
 			}
 			defer shelf.Close()
 			limits := codemode.Limits{Timeout: scriptTimeout, Memory: int64(scriptMemoryMiB) << 20}
-			g, err := gateway.New(shelf, gateway.Config{Name: "toolshelf", Version: version(), AlwaysLoad: always, Logger: logger,
+			g, err := gateway.New(shelf, gateway.Config{Name: "toolshelf", Version: version(), AlwaysLoad: always, AlwaysLoadTools: alwaysTools, Logger: logger,
 				Limits: limits, MaxScripts: maxScripts, QueueWait: queueWait})
 			if err != nil {
 				return err

@@ -41,6 +41,7 @@ var layer = map[string]int{
 	"selection":           6,
 	"provider":            6,
 	"emulator":            6,
+	"internal/usage":      6,
 	"tool":                7,
 	"search":              7,
 	"transcript":          7,
