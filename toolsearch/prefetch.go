@@ -24,15 +24,20 @@ type Prefetch struct {
 	// A prompt with fewer hits than that has no background, and loads
 	// only the tools it names exactly.
 	Cut float64
+	// Near loads, once the best ranked hit passes the cut, the hits that
+	// score at least Near times the best one's, as close to the prompt
+	// as it is (within Max).
+	Near float64
 }
 
 // DefaultPrefetch is the prefetch a zero [Prefetch] means: at most 3
 // ranked hits, within 2,000 definition tokens, each scoring at least 2.4
-// times the 8th hit. Measured with toolshelf bench --prefetch on the
-// embedded suite (team profile): the cut loads a needed tool for 12 of the
-// 36 prompts and one tool no step needs; on the public dev tasks over the
-// whole built-in catalog, a needed tool for 5 of 40 and none that is not.
-var DefaultPrefetch = Prefetch{Budget: 2000, Max: 3, Cut: 2.4}
+// times the 8th hit or, when the best does, 0.8 times the best. Chosen
+// with toolshelf bench --prefetch: on the embedded suite (team profile)
+// the first request gets a needed tool for 12 of the 36 prompts, and
+// loads one tool no step needs; on the public dev tasks over the whole
+// built-in catalog, for 5 of the 40, and none that is not needed.
+var DefaultPrefetch = Prefetch{Budget: 2000, Max: 3, Cut: 2.4, Near: 0.8}
 
 // PrefetchBackground is the rank of the hit whose score is a prompt's
 // background: the limit of a default search ([DefaultLimit]).
@@ -52,6 +57,9 @@ func (p Prefetch) withDefaults() Prefetch {
 	}
 	if p.Cut <= 0 {
 		p.Cut = DefaultPrefetch.Cut
+	}
+	if p.Near <= 0 {
+		p.Near = DefaultPrefetch.Near
 	}
 	return p
 }
@@ -108,6 +116,10 @@ func (s *Searcher) Prefetch(prompt string, p Prefetch) (Outcome, error) {
 	out.Hits, out.Hint = found.Hits, found.Hint
 	if len(found.Hits) >= PrefetchBackground {
 		floor := p.Cut * found.Hits[PrefetchBackground-1].Score
+		if top := found.Hits[0].Score; top >= floor {
+			// The best hit is confident: its near ties are too.
+			floor = min(floor, p.Near*top)
+		}
 		ranked := 0
 		for _, h := range found.Hits {
 			if ranked >= p.Max || h.Score < floor || h.Score <= 0 {
