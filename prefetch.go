@@ -31,6 +31,6 @@ func (a *Agent) prefetch(prompt string) error {
 	for _, n := range out.Loaded {
 		a.prefetched[n] = true
 	}
-	a.notify(NotePrefetch, fmt.Sprintf("prefetched %d tools for the prompt: %s", len(out.Loaded), strings.Join(out.Loaded, ", ")))
+	a.notify(NotePrefetch, "prefetched for the prompt: "+strings.Join(out.Loaded, ", "))
 	return nil
 }

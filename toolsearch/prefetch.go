@@ -66,10 +66,10 @@ func (p Prefetch) withDefaults() Prefetch {
 
 // Prefetch searches the shelf for a user's prompt and loads (activates)
 // what the prompt asks for with confidence, additively, as FindAndLoad
-// does: first the tools the prompt names exactly (a word such as
-// mcp__github__merge_pull_request or merge_pull_request), then the ranked
-// hits that pass p's confidence cut, best first, up to p.Max, all within
-// p.Budget definition tokens. A vague prompt loads nothing. Outcome.Hits
+// does: the tools the prompt names exactly (a word such as
+// mcp__github__merge_pull_request or merge_pull_request), or, when it
+// names none, the ranked hits that pass p's confidence cut, best first,
+// up to p.Max, all within p.Budget definition tokens. A vague prompt loads nothing. Outcome.Hits
 // are the ranked hits, Loaded the tools activated, Others the confident
 // hits the budget or Max left on the shelf. A prompt longer than
 // [MaxQueryBytes] is searched by its start.
@@ -114,7 +114,9 @@ func (s *Searcher) Prefetch(prompt string, p Prefetch) (Outcome, error) {
 		return out, err
 	}
 	out.Hits, out.Hint = found.Hits, found.Hint
-	if len(found.Hits) >= PrefetchBackground {
+	// A prompt that names tools says what it wants: the ranked hits are
+	// left to tool_search.
+	if len(names) == 0 && len(out.Others) == 0 && len(found.Hits) >= PrefetchBackground {
 		floor := p.Cut * found.Hits[PrefetchBackground-1].Score
 		if top := found.Hits[0].Score; top >= floor {
 			// The best hit is confident: its near ties are too.

@@ -48,8 +48,9 @@ func TestPrefetchLoadsAToolThePromptNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Loaded) == 0 || out.Loaded[0] != "mcp__github__merge_pull_request" || !reg.IsActive(out.Loaded[0]) {
-		t.Errorf("Loaded = %v, want mcp__github__merge_pull_request first", out.Loaded)
+	// The prompt says what it wants: nothing ranked joins it.
+	if !slices.Equal(out.Loaded, []string{"mcp__github__merge_pull_request"}) || !reg.IsActive(out.Loaded[0]) {
+		t.Errorf("Loaded = %v, want mcp__github__merge_pull_request alone", out.Loaded)
 	}
 	// The server's own name for a tool names it too.
 	reg, s = builtinShelf(t)
@@ -57,8 +58,8 @@ func TestPrefetchLoadsAToolThePromptNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Loaded) == 0 || out.Loaded[0] != "mcp__github__list_dependabot_alerts" || !reg.IsActive(out.Loaded[0]) {
-		t.Errorf("Loaded = %v, want mcp__github__list_dependabot_alerts first", out.Loaded)
+	if !slices.Equal(out.Loaded, []string{"mcp__github__list_dependabot_alerts"}) || !reg.IsActive(out.Loaded[0]) {
+		t.Errorf("Loaded = %v, want mcp__github__list_dependabot_alerts alone", out.Loaded)
 	}
 }
 
