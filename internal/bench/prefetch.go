@@ -103,7 +103,7 @@ func (rep *Report) prefetchNote() string {
 	}
 	d := toolsearch.DefaultPrefetch
 	return fmt.Sprintf("search+prefetch: search, and before each task's first request the prompt is searched and what it asks "+
-		"for with confidence is loaded (tools it names exactly, then at most %d ranked hits scoring at least %.1f times the %dth "+
+		"for with confidence is loaded (the tools it names exactly or, naming none, at most %d ranked hits scoring at least %.1f times the %dth "+
 		"or, when the best does, %.1f times the best, within %s definition tokens), so the first request declares them. %s class, search → search+prefetch: requests per "+
 		"task %.2f → %.2f, input %s → %s, preservation %.3f → %.3f; the prefetch loaded %d tools, %d of them needed; %d of %d "+
 		"tasks got a needed tool with the first request, %d of them took at least one request fewer; %d tasks took more.",
