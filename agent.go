@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,6 +48,14 @@ type AgentConfig struct {
 	// the model picks the tools it needs from a short catalog; nil leaves
 	// tools to tool_search.
 	Select *SelectConfig
+	// Prefetch turns on prompt prefetch: before a new conversation's
+	// first request its prompt is searched and the tools it asks for with
+	// confidence are loaded, so the first request declares them
+	// (toolsearch.Searcher.Prefetch, in an update after the head, as a
+	// tool_search load is recorded); the zero value means
+	// toolsearch.DefaultPrefetch, nil no prefetch. It cannot be set with
+	// Select.
+	Prefetch *toolsearch.Prefetch
 	// MaxTurns bounds the requests of one prompt; zero means the agent's
 	// default.
 	MaxTurns int
@@ -173,6 +182,12 @@ type Agent struct {
 	session *session.Session
 	sel     *selector
 	waited  bool
+	// fresh is set when the conversation started with an empty
+	// transcript, until its first prompt prefetched (AgentConfig.Prefetch).
+	fresh bool
+	// prefetched names the tools the first prompt's prefetch loaded,
+	// which the head leaves to the update after it.
+	prefetched map[string]bool
 	// api, model and class describe the model for the metrics records.
 	api, model, class string
 	// inner holds the calls of the turn's codemode scripts until the
@@ -236,6 +251,9 @@ func (u *Usage) add(requests int, v llm.Usage) {
 // started with.
 func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	a := &Agent{shelf: s, cfg: cfg}
+	if cfg.Prefetch != nil && cfg.Select != nil {
+		return nil, errors.New("toolshelf: AgentConfig.Prefetch and Select both choose the first request's tools: set one")
+	}
 	model := cfg.Model
 	if model == nil {
 		p, err := cfg.Provider.Resolve()
@@ -289,6 +307,13 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		// While the codemode tool is declared, codemode.mode shapes the
 		// other declarations (CodemodeConfig.Mode).
 		Declare: s.declaration,
+	}
+	if cfg.Prefetch != nil && len(msgs) == 0 {
+		a.fresh = true
+		// The head declares the tools the conversation had before the
+		// prefetch: the prefetch is an update after it, so conversations
+		// share their cached head.
+		acfg.HeadTools = func(t llm.Tool) bool { return !a.prefetched[t.Name] }
 	}
 	if cfg.Select != nil {
 		// The head declares no tools: the selection is declared after it,
@@ -487,8 +512,13 @@ func (a *Agent) prepare(ctx context.Context, prompt string) error {
 		if wait == 0 {
 			wait = DefaultFirstWait
 		}
+		named := a.cfg.FirstWaitFor
+		if a.fresh {
+			// The prefetch searches every server's tools.
+			named = append(slices.Clone(named), "*")
+		}
 		if wait > 0 {
-			if notice := s.mcp.WaitDirect(ctx, wait, a.cfg.FirstWaitFor...); notice != "" {
+			if notice := s.mcp.WaitDirect(ctx, wait, named...); notice != "" {
 				a.notify(NoteWaiting, notice)
 			}
 		}
@@ -498,6 +528,9 @@ func (a *Agent) prepare(ctx context.Context, prompt string) error {
 		if err := a.sel.forTask(ctx, prompt); err != nil {
 			return err
 		}
+	}
+	if err := a.prefetch(prompt); err != nil {
+		return err
 	}
 	if a.cfg.Adjust != nil {
 		if err := a.cfg.Adjust(s.reg); err != nil {

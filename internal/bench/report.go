@@ -81,6 +81,12 @@ type TaskResult struct {
 	SelectInput     int `json:"selectInput,omitempty"`
 	SelectCacheRead int `json:"selectCacheRead,omitempty"`
 
+	// Prefetched counts the tools the prompt prefetch declared with the
+	// first request (search+prefetch), PrefetchedNeeded those of them a
+	// step calls.
+	Prefetched       int `json:"prefetched,omitempty"`
+	PrefetchedNeeded int `json:"prefetchedNeeded,omitempty"`
+
 	// PerRequest lists each request's figures, in order.
 	PerRequest []RequestFigures `json:"perRequest,omitempty"`
 }
@@ -179,6 +185,8 @@ func (t *TaskResult) add(u TaskResult) {
 	t.SelectRequests += u.SelectRequests
 	t.SelectInput += u.SelectInput
 	t.SelectCacheRead += u.SelectCacheRead
+	t.Prefetched += u.Prefetched
+	t.PrefetchedNeeded += u.PrefetchedNeeded
 }
 
 // Preservation is cache reads over what an ideal cache could have served;
@@ -348,7 +356,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
-	notes = append(notes, rep.referenceNote(), rep.selectNote(), rep.codemodeNote(), columnsNote(removals))
+	notes = append(notes, rep.referenceNote(), rep.selectNote(), rep.codemodeNote(), rep.prefetchNote(), columnsNote(removals))
 	for _, note := range notes {
 		if note != "" {
 			fmt.Fprintf(w, "\n%s\n", wrap(note, textWidth))
@@ -441,7 +449,7 @@ func columnsNote(removals bool) string {
 // failed, and that their tool tokens are projected.
 func (rep *Report) notFitNotes() []string {
 	var notes []string
-	for _, s := range Strategies {
+	for _, s := range append(slices.Clone(Strategies), SearchPrefetch) {
 		var classes []string
 		all, some := true, false
 		for _, r := range rep.Runs {
@@ -589,7 +597,9 @@ func (rep *Report) skipped() int {
 // steps found), search against select+lock (multi-step tool tokens per
 // request on changes, select+lock's preservation) and codemode against
 // search (input tokens and requests on multi-step and one-step tasks on
-// changes, codemode's failed steps).
+// changes, codemode's failed steps), and search against search+prefetch
+// (requests per task, input, the tasks whose first request got a needed
+// tool and those that took a request fewer, preservation).
 func (rep *Report) Summary() string {
 	s := rep.Run(Search, llm.ToolsChanges)
 	for _, r := range rep.Runs {
@@ -646,5 +656,5 @@ func (rep *Report) Summary() string {
 		line += fmt.Sprintf(" | input/requests(changes) multi-step: codemode=%s search=%s, one-step: codemode=%s search=%s; codemode failed-steps=%d",
 			figures(cm, true), figures(s, true), figures(cm, false), figures(s, false), cm.Total.Failed)
 	}
-	return line
+	return line + rep.prefetchSummary()
 }

@@ -54,6 +54,12 @@ const (
 	// the codemode tool alone, whose description lists some of them, and writes one script per task that searches for each step's
 	// tool with searchTools and calls it.
 	Codemode Strategy = "codemode"
+	// SearchPrefetch is Search with prompt prefetch: before each task's
+	// first request the shelf searches the task's prompt and loads what
+	// it asks for with confidence (toolsearch.DefaultPrefetch), so the
+	// first request declares it. It runs with Config.Prefetch, after
+	// Search, and is not among Strategies.
+	SearchPrefetch Strategy = "search+prefetch"
 )
 
 // Strategies lists the strategies in report order.
@@ -63,7 +69,7 @@ var Strategies = []Strategy{Full, Search, Reference, Select, SelectLock, Codemod
 func (s Strategy) selects() bool { return s == Select || s == SelectLock }
 
 // searches reports whether a strategy loads tools with tool_search alone.
-func (s Strategy) searches() bool { return s == Search || s == Reference }
+func (s Strategy) searches() bool { return s == Search || s == Reference || s == SearchPrefetch }
 
 // Classes lists the tool classes the benchmark runs, in report order.
 var Classes = []llm.ToolSupport{llm.ToolsChanges, llm.ToolsAdditions, llm.ToolsNone, llm.ToolsBridge}
@@ -122,6 +128,10 @@ type Config struct {
 	// tools, which the additions class pays for with one prefix rewrite
 	// per removal.
 	Evict bool
+	// Prefetch adds the search+prefetch strategy (SearchPrefetch) to the
+	// runs, after search, so the report compares search with and without
+	// prompt prefetch.
+	Prefetch bool
 	// ContextWindow overrides the emulator's per-model prompt limit.
 	ContextWindow int
 	// Dump, when set, is a directory that receives every request body as
@@ -228,6 +238,13 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Strategies == nil {
 		cfg.Strategies = Strategies
+	}
+	if cfg.Prefetch && !slices.Contains(cfg.Strategies, SearchPrefetch) {
+		at := len(cfg.Strategies)
+		if i := slices.Index(cfg.Strategies, Search); i >= 0 {
+			at = i + 1
+		}
+		cfg.Strategies = slices.Insert(slices.Clone(cfg.Strategies), at, SearchPrefetch)
 	}
 	if cfg.Classes == nil {
 		cfg.Classes = Classes
@@ -430,6 +447,9 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 		acfg.Select = &toolshelf.SelectConfig{Model: r.selModel, ModelID: t.model,
 			Fallbacks: []selection.Fallback{selection.FallbackSearch}, EveryCall: r.strategy == Select}
 	}
+	if r.strategy == SearchPrefetch {
+		acfg.Prefetch = &toolsearch.Prefetch{}
+	}
 	if r.cfg.Evict && r.strategy.searches() {
 		acfg.AfterToolCall = []agent.AfterHook{func(_ context.Context, c *agent.Call, _ *tool.Result) {
 			if slices.Contains(p.names, c.Name) {
@@ -461,6 +481,9 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 	}
 	records := r.rec.take(r.key())
 	r.measure(&tr, p, a.Messages(), records)
+	if r.strategy == SearchPrefetch {
+		measurePrefetch(&tr, p, a.Messages())
+	}
 	if r.strategy.selects() {
 		for _, rec := range r.rec.take(r.selectKey()) {
 			tr.SelectRequests++

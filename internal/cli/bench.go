@@ -24,7 +24,7 @@ func newBenchCmd(e *env) *cobra.Command {
 		tasksFile, profiles, servers, strategies, classes, out, dump string
 		load, window                                                 int
 		cutoff                                                       float64
-		quiet, evict                                                 bool
+		quiet, evict, prefetch                                       bool
 		ranker                                                       string
 	)
 	cmd := &cobra.Command{
@@ -59,10 +59,14 @@ and by reference, when select+lock ran, by the multi-step tool tokens per reques
 and select+lock and select+lock's preservation on changes and bridge, and, when codemode ran, by
 codemode's and search's input tokens and requests on multi-step and one-step tasks (changes) and
 codemode's failed steps. When codemode ran, a table by task length (one step, more) before the
-notes compares the input tokens, requests and failed steps of search, select+lock and codemode.`,
+notes compares the input tokens, requests and failed steps of search, select+lock and codemode.
+--prefetch adds search+prefetch after search: search, with each task's prompt searched before its first request
+and what it asks for with confidence loaded (run --prefetch); a note and the summary compare the two on changes:
+requests per task, input, preservation, and the tasks whose first request got a needed tool.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict,
+				Prefetch: prefetch,
 				Model: func(em *emulator.Server, p toolshelf.Provider) (llm.Model, error) {
 					return adapter.Config{Emulator: em}.New(p)
 				}}
@@ -145,6 +149,7 @@ notes compares the input tokens, requests and failed steps of search, select+loc
 	f.StringVar(&dump, "dump", "", "write every request body here as NNNNN-<class>-<strategy>-<task>.json (full requests over the corpus are megabytes)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	f.BoolVar(&evict, "evict", false, "unload the tools searches loaded after each step's tool has run (search strategy), so tasks remove tools")
+	f.BoolVar(&prefetch, "prefetch", false, "also run search+prefetch: search with the prompt prefetched before each task's first request")
 	f.StringVar(&ranker, "ranker", "toolshelf", "search ranker: toolshelf or pi (the reference's BM25)")
 	return cmd
 }

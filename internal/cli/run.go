@@ -28,6 +28,7 @@ import (
 	"github.com/toolshelf/toolshelf/selection"
 	"github.com/toolshelf/toolshelf/session"
 	"github.com/toolshelf/toolshelf/tool"
+	"github.com/toolshelf/toolshelf/toolsearch"
 	"github.com/toolshelf/toolshelf/transcript"
 )
 
@@ -42,7 +43,7 @@ type agentFlags struct {
 	baseURL, mcpFile, tools    string
 	system, sessionDir, resume string
 	fork, noSession, asJSON    bool
-	selectTools                bool
+	selectTools, prefetch      bool
 	selectFallback             string
 	maxTurns, maxTokens        int
 	firstWait                  time.Duration
@@ -67,6 +68,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.noSession, "no-session", false, "do not save the conversation")
 	fl.BoolVar(&f.asJSON, "json", false, "print agent events as JSON Lines on stdout instead of text")
 	fl.BoolVar(&f.selectTools, "select", false, "two-phase selection: the model first picks the tools a task needs from a short catalog; only those are declared, kept for the task's turns (tool_search only as the fallback)")
+	fl.BoolVar(&f.prefetch, "prefetch", false, "search a new session's first prompt and load the tools it asks for with confidence, so the first request declares them")
 	fl.StringVar(&f.selectFallback, "select-fallback", "", "what --select does when nothing is picked, in order: ask (chat only), groups, search, full (default ask,groups,search)")
 	fl.IntVar(&f.maxTurns, "max-turns", 50, "requests per prompt at most")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "output tokens per answer at most (default: the provider's)")
@@ -112,6 +114,8 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		return nil, usagef("--resume and --no-session cannot be used together")
 	case f.fork && f.resume == "":
 		return nil, usagef("--fork needs --resume")
+	case f.prefetch && f.selectTools:
+		return nil, usagef("--prefetch and --select both choose the first request's tools: give one")
 	case f.codemodeMode != toolshelf.CodemodeOn && f.codemodeMode != toolshelf.CodemodeOnly:
 		return nil, usagef("--codemode-mode %q: use %s or %s", f.codemodeMode, toolshelf.CodemodeOn, toolshelf.CodemodeOnly)
 	}
@@ -183,6 +187,9 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 		acfg.FirstWait = -1
 	}
 	acfg.Session = sc
+	if f.prefetch {
+		acfg.Prefetch = &toolsearch.Prefetch{}
+	}
 	if f.selectTools {
 		sel := &toolshelf.SelectConfig{Ask: ask}
 		if f.selectFallback != "" {

@@ -509,8 +509,9 @@ func with(c provider.Capabilities, f func(*provider.Capabilities)) *provider.Cap
 	return &c
 }
 
-func TestPrefixInvariant(t *testing.T) {
-	t.Parallel()
+// invariantCases are the adapters and classes the prefix invariant is
+// checked on.
+func invariantCases(t *testing.T) []adapterCase {
 	table := provider.DefaultTable()
 	bridgeOf := func(api provider.API, model string) *provider.Capabilities {
 		return with(table.Lookup(api, model), func(c *provider.Capabilities) { c.Tools = llm.ToolsBridge })
@@ -534,7 +535,12 @@ func TestPrefixInvariant(t *testing.T) {
 		{"gemini bridge", geminiModel(t, "gemini-3.5-flash", bridgeOf(provider.Gemini, "gemini-3.5-flash")), llm.ToolsBridge},
 		{"gemini none", geminiModel(t, "gemini-3.5-flash", nil), llm.ToolsNone},
 	}
-	for _, c := range cases {
+	return cases
+}
+
+func TestPrefixInvariant(t *testing.T) {
+	t.Parallel()
+	for _, c := range invariantCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			bodies, marks := run(t, c.newModel, c.class == llm.ToolsBridge)
 			if len(bodies) != 30 {
