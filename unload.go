@@ -285,7 +285,24 @@ func (a *Agent) checkBudget(calling []string, turnEnd bool) {
 	if len(pick) == 0 {
 		return
 	}
-	reason, rewrite, ok := u.point(a.now(), loading)
+	// Where the removal starts rewriting the prompt: every API renders
+	// the tools first, in the order they were declared, so the prefix
+	// holds until the first tool unloaded; a load already rewrites from
+	// the end of the tools declared so far.
+	before, declaredEnd := 0, 0
+	first := true
+	for _, t := range declared {
+		if t.Name == pick[0] {
+			first = false
+		}
+		if first {
+			before += cost[t.Name]
+		}
+		declaredEnd += cost[t.Name]
+	}
+	// The prompt is at least its tools, whatever the usage said.
+	u.prompt = max(u.prompt, declaredEnd)
+	reason, rewrite, ok := u.point(a.now(), loading, before, declaredEnd)
 	if !ok {
 		// The next request carries the tokens over the budget.
 		if turnEnd {
@@ -306,10 +323,12 @@ func (a *Agent) checkBudget(calling []string, turnEnd bool) {
 }
 
 // point says whether now is a point to unload at, why, and the prompt
-// tokens the removal makes the provider rewrite: the cost model of
-// docs/ARCHITECTURE.md. loading reports that the next request declares
-// tools loaded since the last.
-func (u *unloader) point(now time.Time, loading bool) (UnloadReason, int, bool) {
+// tokens the removal makes the provider write again that it would have
+// read: the cost model of docs/ARCHITECTURE.md. loading reports that the
+// next request declares tools loaded since the last; before is the tokens
+// of the declared tools ahead of the first one unloaded, and declaredEnd
+// of all the declared tools.
+func (u *unloader) point(now time.Time, loading bool, before, declaredEnd int) (UnloadReason, int, bool) {
 	switch u.class {
 	case llm.ToolsChanges, llm.ToolsBridge:
 		return UnloadFree, 0, true
@@ -320,14 +339,20 @@ func (u *unloader) point(now time.Time, loading bool) (UnloadReason, int, bool) 
 	case u.last.IsZero() || now.Sub(u.last) >= u.cfg.TTL:
 		// Nothing is cached for this Agent yet, or the cache has lapsed.
 		return UnloadExpired, 0, true
-	case loading && u.class != llm.ToolsAdditions:
-		return UnloadWithLoad, 0, true
 	}
-	// Ski rental: rewriting the prompt once costs (write - read) per
-	// token over reading it; carrying the extra tokens costs read per
-	// token per request. Pay the rewrite once the carry has cost as much.
-	if u.carry >= float64(u.prompt)*(u.cfg.WritePrice-u.cfg.ReadPrice) {
-		return UnloadCarry, u.prompt, true
+	// The removal rewrites the prompt from the first tool unloaded on:
+	// promote once (additions) and the head (none, text) list the tools
+	// first. With a load, none and text rewrite from the end of the
+	// declared tools anyway, so only the tools in between are extra.
+	reason, rewrite := UnloadCarry, max(u.prompt-before, 0)
+	if loading && u.class != llm.ToolsAdditions {
+		reason, rewrite = UnloadWithLoad, max(declaredEnd-before, 0)
+	}
+	// Ski rental: rewriting costs (write - read) per token over reading;
+	// carrying the tokens over the budget costs read per token per
+	// request. Pay the rewrite once the carry has cost as much.
+	if u.carry >= float64(rewrite)*(u.cfg.WritePrice-u.cfg.ReadPrice) {
+		return reason, rewrite, true
 	}
 	return "", 0, false
 }
