@@ -81,6 +81,14 @@ type TaskResult struct {
 	SelectInput     int `json:"selectInput,omitempty"`
 	SelectCacheRead int `json:"selectCacheRead,omitempty"`
 
+	// Unloads counts the unload points of a run with a budget
+	// (Config.Budget), Unloaded the tools they put back, and
+	// UnloadRewrite the prompt tokens the agent estimates they made the
+	// provider write again (toolshelf.Unload.Rewrite).
+	Unloads       int `json:"unloads,omitempty"`
+	Unloaded      int `json:"unloaded,omitempty"`
+	UnloadRewrite int `json:"unloadRewrite,omitempty"`
+
 	// PerRequest lists each request's figures, in order.
 	PerRequest []RequestFigures `json:"perRequest,omitempty"`
 }
@@ -111,11 +119,14 @@ type RunResult struct {
 
 // Report is a whole benchmark run.
 type Report struct {
-	Profile     string       `json:"profile"`
-	Description string       `json:"description"`
-	Tasks       int          `json:"tasks"`
-	Load        string       `json:"load"`
-	Runs        []*RunResult `json:"runs"`
+	Profile     string `json:"profile"`
+	Description string `json:"description"`
+	Tasks       int    `json:"tasks"`
+	Load        string `json:"load"`
+	// Budget is the run's budget of declared tool tokens, zero without
+	// one (Config.Budget).
+	Budget int          `json:"budget,omitempty"`
+	Runs   []*RunResult `json:"runs"`
 }
 
 func newReport(cfg Config, runs []*RunResult) *Report {
@@ -133,7 +144,7 @@ func newReport(cfg Config, runs []*RunResult) *Report {
 		r.Total.ID = "total"
 	}
 	return &Report{Profile: cfg.Profile.Name, Description: cfg.Profile.Description, Tasks: len(cfg.Tasks),
-		Load: loadString(cfg), Runs: runs}
+		Load: loadString(cfg), Budget: cfg.Budget, Runs: runs}
 }
 
 func loadString(cfg Config) string {
@@ -179,6 +190,9 @@ func (t *TaskResult) add(u TaskResult) {
 	t.SelectRequests += u.SelectRequests
 	t.SelectInput += u.SelectInput
 	t.SelectCacheRead += u.SelectCacheRead
+	t.Unloads += u.Unloads
+	t.Unloaded += u.Unloaded
+	t.UnloadRewrite += u.UnloadRewrite
 }
 
 // Preservation is cache reads over what an ideal cache could have served;
@@ -348,7 +362,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
-	notes = append(notes, rep.referenceNote(), rep.selectNote(), rep.codemodeNote(), columnsNote(removals))
+	notes = append(notes, rep.referenceNote(), rep.selectNote(), rep.codemodeNote(), rep.budgetNote(), columnsNote(removals))
 	for _, note := range notes {
 		if note != "" {
 			fmt.Fprintf(w, "\n%s\n", wrap(note, textWidth))
@@ -421,6 +435,27 @@ func (rep *Report) codemodeNote() string {
 		}
 	}
 	return ""
+}
+
+// budgetNote gives, with a budget of declared tool tokens, what the
+// unloads of each run that loads with tool_search cost.
+func (rep *Report) budgetNote() string {
+	if rep.Budget <= 0 {
+		return ""
+	}
+	var parts []string
+	for _, r := range rep.Runs {
+		if !r.Strategy.searches() {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s/%s: %s unload points, %s tools unloaded, %s prompt tokens rewritten (estimate), "+
+			"cache writes %s, preservation %s", r.Strategy, r.Class, num(r.Total.Unloads), num(r.Total.Unloaded),
+			num(r.Total.UnloadRewrite), num(r.Total.CacheWrite), strings.TrimSpace(preservationCell(r))))
+	}
+	return fmt.Sprintf("budget %s declared tool tokens: past it, search and reference unload the least recently used "+
+		"loaded tools where the class pays least (changes and bridge at once; additions when the cache has lapsed or "+
+		"carrying the tokens has cost a rewrite; none with a load or when the cache has lapsed). %s.",
+		num(rep.Budget), strings.Join(parts, "; "))
 }
 
 // columnsNote says what the text tables' columns are.

@@ -22,7 +22,7 @@ import (
 func newBenchCmd(e *env) *cobra.Command {
 	var (
 		tasksFile, profiles, servers, strategies, classes, out, dump string
-		load, window                                                 int
+		load, window, budget                                         int
 		cutoff                                                       float64
 		quiet, evict                                                 bool
 		ranker                                                       string
@@ -62,7 +62,7 @@ codemode's failed steps. When codemode ran, a table by task length (one step, mo
 notes compares the input tokens, requests and failed steps of search, select+lock and codemode.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict,
+			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict, Budget: budget,
 				Model: func(em *emulator.Server, p toolshelf.Provider) (llm.Model, error) {
 					return adapter.Config{Emulator: em}.New(p)
 				}}
@@ -144,6 +144,7 @@ notes compares the input tokens, requests and failed steps of search, select+loc
 	f.StringVar(&out, "out", "", "write report.json, report.md and report.svg (a bar chart of each run's input) here (one folder per profile when several run)")
 	f.StringVar(&dump, "dump", "", "write every request body here as NNNNN-<class>-<strategy>-<task>.json (full requests over the corpus are megabytes)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	f.IntVar(&budget, "budget", 0, "a budget of declared tool tokens for search and reference: past it, unload the least recently used loaded tools where the class pays least (0: none)")
 	f.BoolVar(&evict, "evict", false, "unload the tools searches loaded after each step's tool has run (search strategy), so tasks remove tools")
 	f.StringVar(&ranker, "ranker", "toolshelf", "search ranker: toolshelf or pi (the reference's BM25)")
 	return cmd
