@@ -453,8 +453,9 @@ func (rep *Report) budgetNote() string {
 			num(r.Total.UnloadRewrite), num(r.Total.CacheWrite), strings.TrimSpace(preservationCell(r))))
 	}
 	return fmt.Sprintf("budget %s declared tool tokens: past it, search and reference unload the least recently used "+
-		"loaded tools where the class pays least (changes and bridge at once; additions when the cache has lapsed or "+
-		"carrying the tokens has cost a rewrite; none with a load or when the cache has lapsed). %s.",
+		"loaded tools where the class pays least: changes and bridge at once; additions and none once the cache has "+
+		"lapsed, after a compaction, or once carrying the tokens over the budget has cost what the rewrite does "+
+		"(a benchmark task's cache never lapses). %s.",
 		num(rep.Budget), strings.Join(parts, "; "))
 }
 
