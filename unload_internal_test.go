@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolshelf/toolshelf/llm"
+	"github.com/toolshelf/toolshelf/session"
 )
 
 // TestUnloadPoints checks the cost model's decisions: changes and bridge
@@ -62,5 +63,39 @@ func TestUnloadPoints(t *testing.T) {
 	}
 	if u, _ := newUnloader(&UnloadConfig{}, "changes", nil, nil); u != nil {
 		t.Error("a zero budget turns unloading on")
+	}
+}
+
+// TestContinuesCompaction checks that a session whose branch ends in a
+// compaction, with no answer since, is a cheap point to unload at, and
+// that an answer after it ends that.
+func TestContinuesCompaction(t *testing.T) {
+	s, err := session.Create(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if continuesCompaction(nil) || continuesCompaction(s) {
+		t.Error("a session without a compaction continues one")
+	}
+	for _, m := range []llm.Message{llm.UserText("hi", 1), {Role: llm.RoleAssistant, Content: []llm.Part{llm.Text("hello")}, Timestamp: 2}} {
+		if _, err := s.Append(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.AppendCompaction("They said hello.", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(llm.UserText("again", 3)); err != nil {
+		t.Fatal(err)
+	}
+	if !continuesCompaction(s) {
+		t.Error("a session that ends in a compaction and a prompt does not continue it")
+	}
+	if _, err := s.Append(llm.Message{Role: llm.RoleAssistant, Content: []llm.Part{llm.Text("hi again")}, Timestamp: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if continuesCompaction(s) {
+		t.Error("an answer after the compaction still counts as continuing it")
 	}
 }
