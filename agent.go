@@ -86,6 +86,10 @@ type AgentConfig struct {
 	Notify func(Note)
 	// Now returns the time of prompts and messages; nil means time.Now.
 	Now func() time.Time
+	// Unload, when set, keeps the declared tool definitions within a
+	// budget by putting the least recently used loaded tools back on the
+	// shelf where the tool class pays least for it ([UnloadConfig]).
+	Unload *UnloadConfig
 }
 
 // SessionConfig says where a conversation is saved.
@@ -204,6 +208,8 @@ type Agent struct {
 	// learnFrom is the number of messages the conversation resumed with:
 	// what it learns is read after them (learn).
 	learnFrom int
+	// unload is the unload state, nil without AgentConfig.Unload.
+	unload *unloader
 
 	mu    sync.Mutex // guards usage
 	usage Usage
@@ -291,6 +297,10 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	if s.codemode != nil {
 		a.store = replayStore(a.session)
 	}
+	var err error
+	if a.unload, err = newUnloader(cfg.Unload, a.class, a.session, msgs); err != nil {
+		return nil, err
+	}
 	acfg := agent.Config{
 		Model: model, Tools: s.reg, Messages: msgs, SystemPrompt: cfg.SystemPrompt,
 		Sections: llm.Sections{s.mcp.Section()}, MaxTurns: cfg.MaxTurns, MaxTokens: cfg.MaxTokens,
@@ -336,7 +346,6 @@ func (s *Shelf) Agent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 			return err
 		})
 	}
-	var err error
 	if a.loop, err = agent.New(acfg); err != nil {
 		return nil, err
 	}
@@ -455,6 +464,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) iter.Seq2[agent.Event, e
 		for ev, err := range a.loop.Run(ctx, llm.UserText(prompt, now().UnixMilli())) {
 			if err == nil {
 				a.observe(ev)
+				a.observeUnload(ev)
 			}
 			if !yield(ev, err) {
 				return
@@ -538,6 +548,9 @@ func (a *Agent) prepare(ctx context.Context, prompt string) error {
 		}
 	}
 	a.loop.SetSections(llm.Sections{s.mcp.Section()})
+	if a.unload != nil {
+		a.checkBudget(nil, false)
+	}
 	return nil
 }
 

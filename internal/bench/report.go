@@ -86,6 +86,13 @@ type TaskResult struct {
 	// step calls.
 	Prefetched       int `json:"prefetched,omitempty"`
 	PrefetchedNeeded int `json:"prefetchedNeeded,omitempty"`
+	// Unloads counts the unload points of a run with a budget
+	// (Config.Budget), Unloaded the tools they put back, and
+	// UnloadRewrite the prompt tokens the agent estimates they made the
+	// provider write again (toolshelf.Unload.Rewrite).
+	Unloads       int `json:"unloads,omitempty"`
+	Unloaded      int `json:"unloaded,omitempty"`
+	UnloadRewrite int `json:"unloadRewrite,omitempty"`
 
 	// PerRequest lists each request's figures, in order.
 	PerRequest []RequestFigures `json:"perRequest,omitempty"`
@@ -117,11 +124,14 @@ type RunResult struct {
 
 // Report is a whole benchmark run.
 type Report struct {
-	Profile     string       `json:"profile"`
-	Description string       `json:"description"`
-	Tasks       int          `json:"tasks"`
-	Load        string       `json:"load"`
-	Runs        []*RunResult `json:"runs"`
+	Profile     string `json:"profile"`
+	Description string `json:"description"`
+	Tasks       int    `json:"tasks"`
+	Load        string `json:"load"`
+	// Budget is the run's budget of declared tool tokens, zero without
+	// one (Config.Budget).
+	Budget int          `json:"budget,omitempty"`
+	Runs   []*RunResult `json:"runs"`
 }
 
 func newReport(cfg Config, runs []*RunResult) *Report {
@@ -139,7 +149,7 @@ func newReport(cfg Config, runs []*RunResult) *Report {
 		r.Total.ID = "total"
 	}
 	return &Report{Profile: cfg.Profile.Name, Description: cfg.Profile.Description, Tasks: len(cfg.Tasks),
-		Load: loadString(cfg), Runs: runs}
+		Load: loadString(cfg), Budget: cfg.Budget, Runs: runs}
 }
 
 func loadString(cfg Config) string {
@@ -187,6 +197,9 @@ func (t *TaskResult) add(u TaskResult) {
 	t.SelectCacheRead += u.SelectCacheRead
 	t.Prefetched += u.Prefetched
 	t.PrefetchedNeeded += u.PrefetchedNeeded
+	t.Unloads += u.Unloads
+	t.Unloaded += u.Unloaded
+	t.UnloadRewrite += u.UnloadRewrite
 }
 
 // Preservation is cache reads over what an ideal cache could have served;
@@ -356,7 +369,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
-	notes = append(notes, rep.referenceNote(), rep.selectNote(), rep.codemodeNote(), rep.prefetchNote(), columnsNote(removals))
+	notes = append(notes, rep.referenceNote(), rep.selectNote(), rep.codemodeNote(), rep.prefetchNote(), rep.budgetNote(), columnsNote(removals))
 	for _, note := range notes {
 		if note != "" {
 			fmt.Fprintf(w, "\n%s\n", wrap(note, textWidth))
@@ -429,6 +442,28 @@ func (rep *Report) codemodeNote() string {
 		}
 	}
 	return ""
+}
+
+// budgetNote gives, with a budget of declared tool tokens, what the
+// unloads of each run that loads with tool_search cost.
+func (rep *Report) budgetNote() string {
+	if rep.Budget <= 0 {
+		return ""
+	}
+	var parts []string
+	for _, r := range rep.Runs {
+		if !r.Strategy.searches() {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s/%s: %s unload points, %s tools unloaded, %s prompt tokens rewritten (estimate), "+
+			"cache writes %s, preservation %s", r.Strategy, r.Class, num(r.Total.Unloads), num(r.Total.Unloaded),
+			num(r.Total.UnloadRewrite), num(r.Total.CacheWrite), strings.TrimSpace(preservationCell(r))))
+	}
+	return fmt.Sprintf("budget %s declared tool tokens: past it, search and reference unload the least recently used "+
+		"loaded tools where the class pays least: changes and bridge at once; additions and none once the cache has "+
+		"lapsed, after a compaction, or once carrying the tokens over the budget has cost what the rewrite does "+
+		"(a benchmark task's cache never lapses). %s.",
+		num(rep.Budget), strings.Join(parts, "; "))
 }
 
 // columnsNote says what the text tables' columns are.

@@ -132,6 +132,11 @@ type Config struct {
 	// runs, after search, so the report compares search with and without
 	// prompt prefetch.
 	Prefetch bool
+	// Budget, when positive, is a budget of declared tool tokens for the
+	// strategies that load with tool_search (search and reference): past
+	// it the agent unloads the least recently used loaded tools at the
+	// class's cheapest point (toolshelf.UnloadConfig).
+	Budget int
 	// ContextWindow overrides the emulator's per-model prompt limit.
 	ContextWindow int
 	// Dump, when set, is a directory that receives every request body as
@@ -463,6 +468,9 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 			}
 		}}
 	}
+	if r.cfg.Budget > 0 && r.strategy.searches() {
+		acfg.Unload = &toolshelf.UnloadConfig{Budget: r.cfg.Budget, Class: r.class}
+	}
 	a, err := r.shelf.Agent(ctx, acfg)
 	if err != nil {
 		return tr, err
@@ -484,6 +492,8 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 	if r.strategy == SearchPrefetch {
 		measurePrefetch(&tr, p, a.Messages())
 	}
+	un := a.Unloads()
+	tr.Unloads, tr.Unloaded, tr.UnloadRewrite = len(un.Points), un.Tools, un.Rewrite
 	if r.strategy.selects() {
 		for _, rec := range r.rec.take(r.selectKey()) {
 			tr.SelectRequests++

@@ -140,6 +140,39 @@ func TestEvictionCostsAdditionsOneMissPerRemoval(t *testing.T) {
 	}
 }
 
+// TestBudgetUnloadsWhereTheClassPaysLeast: under a budget of declared
+// tool tokens, changes and bridge unload as loads pass it and keep the
+// prefix (a point after a task's last request is never declared);
+// additions and none, whose cache never lapses within a task,
+// wait, and pay nothing; the report gives the figures.
+func TestBudgetUnloadsWhereTheClassPaysLeast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs six tasks through every class; go test without -short runs it")
+	}
+	rep, err := Run(context.Background(), Config{Model: emulatorModel, Tasks: subset(6), Strategies: []Strategy{Search}, Budget: 1500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []llm.ToolSupport{llm.ToolsChanges, llm.ToolsBridge} {
+		if r := rep.Run(Search, c); r.Total.Removals == 0 || r.Total.Removals > r.Total.Unloads || r.Preservation() != 1 || r.Total.UnloadRewrite != 0 {
+			t.Errorf("%s: %d unload points, %d removals, preservation %.3f, %d tokens rewritten", c, r.Total.Unloads, r.Total.Removals,
+				r.Preservation(), r.Total.UnloadRewrite)
+		}
+	}
+	for _, c := range []llm.ToolSupport{llm.ToolsAdditions, llm.ToolsNone} {
+		if r := rep.Run(Search, c); r.Total.Unloads != 0 || r.Total.Removals != 0 {
+			t.Errorf("%s: %d unload points and %d removals while the cache is warm", c, r.Total.Unloads, r.Total.Removals)
+		}
+	}
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "budget 1,500 declared tool tokens") || !strings.Contains(b.String(), "search/changes: ") {
+		t.Errorf("the report lacks the budget's figures:\n%s", b.String())
+	}
+}
+
 // TestFullDoesNotFitTheCorpus: declaring the whole corpus exceeds every
 // model's window; the report says so and projects its tokens.
 func TestFullDoesNotFitTheCorpus(t *testing.T) {

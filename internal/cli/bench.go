@@ -22,7 +22,7 @@ import (
 func newBenchCmd(e *env) *cobra.Command {
 	var (
 		tasksFile, profiles, servers, strategies, classes, out, dump string
-		load, window                                                 int
+		load, window, budget                                         int
 		cutoff                                                       float64
 		quiet, evict, prefetch                                       bool
 		ranker                                                       string
@@ -65,7 +65,7 @@ and what it asks for with confidence loaded (run --prefetch); a note and the sum
 requests per task, input, preservation, and the tasks whose first request got a needed tool.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict,
+			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict, Budget: budget,
 				Prefetch: prefetch,
 				Model: func(em *emulator.Server, p toolshelf.Provider) (llm.Model, error) {
 					return adapter.Config{Emulator: em}.New(p)
@@ -148,6 +148,7 @@ requests per task, input, preservation, and the tasks whose first request got a 
 	f.StringVar(&out, "out", "", "write report.json, report.md and report.svg (a bar chart of each run's input) here (one folder per profile when several run)")
 	f.StringVar(&dump, "dump", "", "write every request body here as NNNNN-<class>-<strategy>-<task>.json (full requests over the corpus are megabytes)")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	f.IntVar(&budget, "budget", 0, "a budget of declared tool tokens for search and reference: past it, unload the least recently used loaded tools where the class pays least (0: none)")
 	f.BoolVar(&evict, "evict", false, "unload the tools searches loaded after each step's tool has run (search strategy), so tasks remove tools")
 	f.BoolVar(&prefetch, "prefetch", false, "also run search+prefetch: search with the prompt prefetched before each task's first request")
 	f.StringVar(&ranker, "ranker", "toolshelf", "search ranker: toolshelf or pi (the reference's BM25)")

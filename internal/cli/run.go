@@ -46,6 +46,7 @@ type agentFlags struct {
 	selectTools, prefetch      bool
 	selectFallback             string
 	maxTurns, maxTokens        int
+	toolBudget                 int
 	firstWait                  time.Duration
 	metrics                    string
 	lexicon                    string
@@ -72,6 +73,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.selectFallback, "select-fallback", "", "what --select does when nothing is picked, in order: ask (chat only), groups, search, full (default ask,groups,search)")
 	fl.IntVar(&f.maxTurns, "max-turns", 50, "requests per prompt at most")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "output tokens per answer at most (default: the provider's)")
+	fl.IntVar(&f.toolBudget, "tool-budget", 0, "keep the declared tool definitions within this many tokens: past it, the least recently used loaded tools go back on the shelf where the model's tool class pays least (0: no budget)")
 	fl.DurationVar(&f.firstWait, "mcp-wait", 10*time.Second, "how long the first prompt waits for MCP servers whose tools are declared up front")
 	fl.StringVar(&f.script, "script", "", "with --provider emulator: a JSON Lines file of replies to play in order instead of the stand-in model (as emulate --script)")
 	fl.StringVar(&f.codemodeMode, "codemode-mode", toolshelf.CodemodeOn, "while the codemode tool is declared: on (the declared tools scripts can call are described by how a script calls them) or only (direct tools are not declared: scripts reach them, and the codemode tool lists them)")
@@ -185,6 +187,9 @@ func setupAgent(e *env, f *agentFlags, ask func(context.Context, string) (string
 	}
 	if f.firstWait <= 0 {
 		acfg.FirstWait = -1
+	}
+	if f.toolBudget > 0 {
+		acfg.Unload = &toolshelf.UnloadConfig{Budget: f.toolBudget}
 	}
 	acfg.Session = sc
 	if f.prefetch {
