@@ -210,6 +210,15 @@ func (s *script) watch(done chan<- struct{}) {
 		return
 	case <-s.stopped:
 	case <-s.ctx.Done():
+		// A script that ended cancels its context just after it closes
+		// quit: both are ready, and select may pick the context. That is
+		// no stop: under load the stop's 250 ms grace then ran out, and a
+		// script that had returned was answered "context canceled".
+		select {
+		case <-s.quit:
+			return
+		default:
+		}
 		s.stop(s.ctxErr())
 	}
 	again := time.NewTicker(10 * time.Millisecond)
