@@ -317,3 +317,18 @@ func (rep *Report) learnNote() string {
 		"suggestion over that log (each task a session), declared from each task's first request, and prompt prefetch. First → " +
 		"second pass, " + strings.Join(parts, " ")
 }
+
+// learnSummary is the summary line's part for a learning run on changes,
+// or the first class it ran in; "" without one.
+func (rep *Report) learnSummary() string {
+	for _, c := range Classes {
+		cmp, ok := rep.CompareLearn(c)
+		if !ok {
+			continue
+		}
+		return fmt.Sprintf(" | learn(%s): requests=%d,%d input=%d,%d failed=%d,%d overhead=%.2f,%.2f preservation=%.3f,%.3f aliases=%d always=%d prefetched=%d",
+			c, cmp.Requests[0], cmp.Requests[1], cmp.Input[0], cmp.Input[1], cmp.Failed[0], cmp.Failed[1], cmp.Overhead[0], cmp.Overhead[1],
+			cmp.Preservation[0], cmp.Preservation[1], cmp.Aliases, len(cmp.AlwaysLoad), cmp.Prefetched)
+	}
+	return ""
+}

@@ -71,7 +71,7 @@ func TestLearnAliases(t *testing.T) {
 	if err := rep.WriteTable(&w); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(w.String(), "search+learned (--learn): the suite ran twice") {
+	if !strings.Contains(w.String(), "search+learned (--learn): the suite ran twice") || !strings.Contains(rep.Summary(), " | learn(changes): requests=") {
 		t.Errorf("the report has no note of the learning run:\n%s", w.String())
 	}
 }

@@ -694,5 +694,5 @@ func (rep *Report) Summary() string {
 		line += fmt.Sprintf(" | input/requests(changes) multi-step: codemode=%s search=%s, one-step: codemode=%s search=%s; codemode failed-steps=%d",
 			figures(cm, true), figures(s, true), figures(cm, false), figures(s, false), cm.Total.Failed)
 	}
-	return line + rep.prefetchSummary()
+	return line + rep.prefetchSummary() + rep.learnSummary()
 }

@@ -65,7 +65,8 @@ and what it asks for with confidence loaded (run --prefetch); a note and the sum
 requests per task, input, preservation, and the tasks whose first request got a needed tool.
 --learn runs search twice (other strategies and --prefetch are ignored): the first pass records its transcripts and
 metrics log in a private temporary folder, the second (search+learned) runs with what they taught: the learned aliases,
-the usage suggestion's always-load tools and prompt prefetch. A note gives both passes and what was learned.`,
+the usage suggestion's always-load tools and prompt prefetch. A note gives both passes and what was learned; the
+summary line ends with | learn(changes): requests=<first>,<second> input=… failed=… overhead=… preservation=….`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict, Budget: budget,
