@@ -6,7 +6,9 @@
 // search: tools deferred and loaded with tool_search; reference: the
 // reference system's tool_search, its BM25 and its load-everything policy,
 // as the baseline for search; select and select+lock: two-phase selection;
-// codemode: tools of codemode exposure, reached by one script per task)
+// codemode: tools of codemode exposure, reached by one script per task;
+// with Config.Learn, search twice, the second pass with what the first
+// learned: search+learned)
 // and tool class
 // (changes on Anthropic, additions on OpenAI Responses, none and bridge on
 // Chat Completions) it reports requests, input and tool-definition tokens,

@@ -132,6 +132,9 @@ type Report struct {
 	// one (Config.Budget).
 	Budget int          `json:"budget,omitempty"`
 	Runs   []*RunResult `json:"runs"`
+	// Learned is what a learning run's first pass taught, per class
+	// (Config.Learn); empty otherwise.
+	Learned []Learned `json:"learned,omitempty"`
 }
 
 func newReport(cfg Config, runs []*RunResult) *Report {
@@ -369,7 +372,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 			return err
 		}
 	}
-	notes = append(notes, rep.referenceNote(), rep.selectNote(), rep.codemodeNote(), rep.prefetchNote(), rep.budgetNote(), columnsNote(removals))
+	notes = append(notes, rep.referenceNote(), rep.selectNote(), rep.codemodeNote(), rep.prefetchNote(), rep.learnNote(), rep.budgetNote(), columnsNote(removals))
 	for _, note := range notes {
 		if note != "" {
 			fmt.Fprintf(w, "\n%s\n", wrap(note, textWidth))
@@ -484,7 +487,7 @@ func columnsNote(removals bool) string {
 // failed, and that their tool tokens are projected.
 func (rep *Report) notFitNotes() []string {
 	var notes []string
-	for _, s := range append(slices.Clone(Strategies), SearchPrefetch) {
+	for _, s := range append(slices.Clone(Strategies), SearchPrefetch, SearchLearned) {
 		var classes []string
 		all, some := true, false
 		for _, r := range rep.Runs {
@@ -691,5 +694,5 @@ func (rep *Report) Summary() string {
 		line += fmt.Sprintf(" | input/requests(changes) multi-step: codemode=%s search=%s, one-step: codemode=%s search=%s; codemode failed-steps=%d",
 			figures(cm, true), figures(s, true), figures(cm, false), figures(s, false), cm.Total.Failed)
 	}
-	return line + rep.prefetchSummary()
+	return line + rep.prefetchSummary() + rep.learnSummary()
 }

@@ -69,7 +69,9 @@ var Strategies = []Strategy{Full, Search, Reference, Select, SelectLock, Codemod
 func (s Strategy) selects() bool { return s == Select || s == SelectLock }
 
 // searches reports whether a strategy loads tools with tool_search alone.
-func (s Strategy) searches() bool { return s == Search || s == Reference || s == SearchPrefetch }
+func (s Strategy) searches() bool {
+	return s == Search || s == Reference || s == SearchPrefetch || s == SearchLearned
+}
 
 // Classes lists the tool classes the benchmark runs, in report order.
 var Classes = []llm.ToolSupport{llm.ToolsChanges, llm.ToolsAdditions, llm.ToolsNone, llm.ToolsBridge}
@@ -137,6 +139,11 @@ type Config struct {
 	// it the agent unloads the least recently used loaded tools at the
 	// class's cheapest point (toolshelf.UnloadConfig).
 	Budget int
+	// Learn runs search twice over the suite in each class: the first
+	// pass records what the learners need in a private temporary folder,
+	// the second (SearchLearned) runs with what it taught; Strategies and
+	// Prefetch are then ignored.
+	Learn bool
 	// ContextWindow overrides the emulator's per-model prompt limit.
 	ContextWindow int
 	// Dump, when set, is a directory that receives every request body as
@@ -151,6 +158,9 @@ type Config struct {
 	// command line gives adapter.Config{Emulator: em}.New (package
 	// github.com/toolshelf/toolshelf/adapter). Run needs it.
 	Model func(em *emulator.Server, p toolshelf.Provider) (llm.Model, error)
+
+	// learning is a learning run's private state, set by runLearn.
+	learning *learning
 }
 
 // SystemPrompt is the benchmark agent's system prompt: guidance of the
@@ -167,6 +177,9 @@ var SystemPrompt string
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("bench: Config.Model is nil: give the adapters' constructor on the emulator, adapter.Config{Emulator: em}.New of package github.com/toolshelf/toolshelf/adapter")
+	}
+	if cfg.Learn {
+		return runLearn(ctx, cfg)
 	}
 	cfg = cfg.withDefaults()
 	if cfg.Dump != "" {
@@ -363,9 +376,16 @@ func (r *runner) setup(ctx context.Context) error {
 	}
 	// Codemode runs with the default limits: each script's memory cap is
 	// its own VM's, whatever the parallel runs do.
-	shelf, err := toolshelf.New(ctx, toolshelf.Config{Tools: tools, Ranker: mode, Load: &load})
+	scfg := toolshelf.Config{Tools: tools, Ranker: mode, Load: &load}
+	if r.cfg.learning != nil && r.strategy == Search {
+		scfg.Metrics = r.cfg.learning.metricsPath(r.class)
+	}
+	shelf, err := toolshelf.New(ctx, scfg)
 	if err != nil {
 		return err
+	}
+	if st := r.cfg.learnedFor(r.strategy, r.class); st != nil {
+		shelf.Searcher().SetAliases(st.aliases)
 	}
 	r.shelf, r.reg = shelf, shelf.Registry()
 	return nil
@@ -452,8 +472,11 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 		acfg.Select = &toolshelf.SelectConfig{Model: r.selModel, ModelID: t.model,
 			Fallbacks: []selection.Fallback{selection.FallbackSearch}, EveryCall: r.strategy == Select}
 	}
-	if r.strategy == SearchPrefetch {
+	if r.strategy == SearchPrefetch || r.strategy == SearchLearned {
 		acfg.Prefetch = &toolsearch.Prefetch{}
+	}
+	if st := r.cfg.learnedFor(r.strategy, r.class); st != nil {
+		acfg.Adjust = alwaysOnce(st.always)
 	}
 	if r.cfg.Evict && r.strategy.searches() {
 		acfg.AfterToolCall = []agent.AfterHook{func(_ context.Context, c *agent.Call, _ *tool.Result) {
@@ -489,8 +512,13 @@ func (r *runner) task(ctx context.Context, model llm.Model, task Task) (TaskResu
 	}
 	records := r.rec.take(r.key())
 	r.measure(&tr, p, a.Messages(), records)
-	if r.strategy == SearchPrefetch {
+	if r.strategy == SearchPrefetch || r.strategy == SearchLearned {
 		measurePrefetch(&tr, p, a.Messages())
+	}
+	if r.cfg.learning != nil && r.strategy == Search {
+		if err := r.cfg.learning.record(r.class, task.ID, a.Messages()); err != nil {
+			return tr, fmt.Errorf("bench --learn: %w", err)
+		}
 	}
 	un := a.Unloads()
 	tr.Unloads, tr.Unloaded, tr.UnloadRewrite = len(un.Points), un.Tools, un.Rewrite

@@ -89,7 +89,7 @@ func (w workModel) task(s Strategy, c llm.ToolSupport, t Task) float64 {
 			return refusedShare * float64(requestCost+w.defTokens)
 		}
 		return (steps + 1) * float64(small+w.defTokens)
-	case Search, SearchPrefetch: // a search and a call per step, then the answer
+	case Search, SearchPrefetch, SearchLearned: // a search and a call per step, then the answer
 		return (2*steps + 1) * float64(small)
 	case Reference: // the same, with every match loaded
 		return 1.35 * (2*steps + 1) * float64(small)

@@ -24,7 +24,7 @@ func newBenchCmd(e *env) *cobra.Command {
 		tasksFile, profiles, servers, strategies, classes, out, dump string
 		load, window, budget                                         int
 		cutoff                                                       float64
-		quiet, evict, prefetch                                       bool
+		quiet, evict, prefetch, learn                                bool
 		ranker                                                       string
 	)
 	cmd := &cobra.Command{
@@ -62,11 +62,15 @@ codemode's failed steps. When codemode ran, a table by task length (one step, mo
 notes compares the input tokens, requests and failed steps of search, select+lock and codemode.
 --prefetch adds search+prefetch after search: search, with each task's prompt searched before its first request
 and what it asks for with confidence loaded (run --prefetch); a note and the summary compare the two on changes:
-requests per task, input, preservation, and the tasks whose first request got a needed tool.`,
+requests per task, input, preservation, and the tasks whose first request got a needed tool.
+--learn runs search twice (other strategies and --prefetch are ignored): the first pass records its transcripts and
+metrics log in a private temporary folder, the second (search+learned) runs with what they taught: the learned aliases,
+the usage suggestion's always-load tools and prompt prefetch. A note gives both passes and what was learned; the
+summary line ends with | learn(changes): requests=<first>,<second> input=… failed=… overhead=… preservation=….`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict, Budget: budget,
-				Prefetch: prefetch,
+				Prefetch: prefetch, Learn: learn,
 				Model: func(em *emulator.Server, p toolshelf.Provider) (llm.Model, error) {
 					return adapter.Config{Emulator: em}.New(p)
 				}}
@@ -151,6 +155,7 @@ requests per task, input, preservation, and the tasks whose first request got a 
 	f.IntVar(&budget, "budget", 0, "a budget of declared tool tokens for search and reference: past it, unload the least recently used loaded tools where the class pays least (0: none)")
 	f.BoolVar(&evict, "evict", false, "unload the tools searches loaded after each step's tool has run (search strategy), so tasks remove tools")
 	f.BoolVar(&prefetch, "prefetch", false, "also run search+prefetch: search with the prompt prefetched before each task's first request")
+	f.BoolVar(&learn, "learn", false, "run search twice, the second pass with what the first learned (aliases, always-load, prefetch)")
 	f.StringVar(&ranker, "ranker", "toolshelf", "search ranker: toolshelf or pi (the reference's BM25)")
 	return cmd
 }

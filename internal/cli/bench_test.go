@@ -200,3 +200,43 @@ func TestBenchSearchAndCodemode(t *testing.T) {
 		t.Errorf("bench --strategies search,codemode:\n%s", out)
 	}
 }
+
+// TestBenchLearn: bench --learn runs search and search+learned, whose
+// note names the tool the first pass called in every task as always
+// loaded; its private state is a temporary folder, removed at the end,
+// and the user's state folder gets nothing.
+func TestBenchLearn(t *testing.T) {
+	dir := t.TempDir()
+	state, tmp := filepath.Join(dir, "state"), filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("TMPDIR", tmp)
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	var b strings.Builder
+	for _, id := range []string{"x1", "x2"} {
+		b.WriteString(`{"id":"` + id + `","prompt":"Tell the team the release is out.","lang":"en","steps":[{"server":"slack",` +
+			`"tool":"slack_post_message","queries":["post slack message","send message to channel"]}]}` + "\n")
+	}
+	if err := os.WriteFile(tasks, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "bench", "--learn", "--tasks", tasks, "--profile", "team", "--classes", "changes", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	note := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"search+learned changes", "search+learned (--learn): the suite ran twice",
+		"always-load mcp__slack__slack_post_message"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("the state folder was written: %v", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the temporary state is left: %v", left)
+	}
+}
