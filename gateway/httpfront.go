@@ -121,6 +121,10 @@ func refuse(w http.ResponseWriter, code int, msg string) {
 func readBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
+			// Nothing more to read: lift ReadTimeout's deadline, as after
+			// a body, or the server's background read would hit it and
+			// cancel the request while its answer still streams.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			next.ServeHTTP(w, r)
 			return
 		}

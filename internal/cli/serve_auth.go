@@ -62,8 +62,7 @@ func (f *authFlags) build(ctx context.Context, ln net.Listener, logger *slog.Log
 	}
 	public := f.publicURL
 	if public == "" {
-		tcp, ok := ln.Addr().(*net.TCPAddr)
-		if !ok || !tcp.IP.IsLoopback() {
+		if gateway.BeyondLoopback(ln.Addr()) {
 			return nil, usagef("--auth-issuer on %s, beyond loopback, needs --public-url: the gateway's origin as clients reach it (https://gateway.example.com), which tokens name as their audience", ln.Addr())
 		}
 		public = "http://" + ln.Addr().String()
