@@ -69,7 +69,7 @@ type upstreams struct {
 
 	mu       sync.Mutex
 	shown    map[string]*shown // by server
-	owners   map[string]owner  // "prompt <name>", "resource <URI or template>" → owner
+	owners   map[string]owner  // "prompt <name>", "resource <URI>", "template <URI template>" → owner
 	synced   map[string]uint64 // server → the session last listed
 	progress chan struct{}     // closed, and replaced, after each listing
 }
@@ -267,7 +267,7 @@ func (u *upstreams) syncTemplates(server string, items []mcpclient.Item) {
 			continue
 		}
 		tmpl := ResourceURI(server, t.URITemplate)
-		if !u.claim(server, "resource "+tmpl, owner{server, t.URITemplate}) {
+		if !u.claim(server, "template "+tmpl, owner{server, t.URITemplate}) {
 			u.refuse(server, "resource template", it.Key, "its gateway URI template is another server's")
 			continue
 		}
@@ -280,6 +280,12 @@ func (u *upstreams) syncTemplates(server string, items []mcpclient.Item) {
 		h := u.readResource(server)
 		if err := addTemplate(u.servers[0], &t, h); err != nil {
 			u.refuse(server, "resource template", it.Key, err.Error())
+			if _, shown := held[tmpl]; !shown {
+				// Not shown, so release (below) would not free it.
+				u.mu.Lock()
+				delete(u.owners, "template "+tmpl)
+				u.mu.Unlock()
+			}
 			continue
 		}
 		keep[tmpl] = true
@@ -288,7 +294,7 @@ func (u *upstreams) syncTemplates(server string, items []mcpclient.Item) {
 			srv.AddResourceTemplate(&t, h)
 		}
 	}
-	if gone := u.release("resource ", held, keep); len(gone) > 0 {
+	if gone := u.release("template ", held, keep); len(gone) > 0 {
 		for _, srv := range u.servers {
 			srv.RemoveResourceTemplates(gone...)
 		}
@@ -450,10 +456,13 @@ func (u *upstreams) complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.C
 	}
 	key := "prompt " + p.Ref.Name
 	if p.Ref.Type == "ref/resource" {
-		key = "resource " + p.Ref.URI
+		key = "template " + p.Ref.URI
 	}
 	u.mu.Lock()
 	o, ok := u.owners[key]
+	if !ok && p.Ref.Type == "ref/resource" {
+		o, ok = u.owners["resource "+p.Ref.URI]
+	}
 	u.mu.Unlock()
 	if !ok || (p.Ref.Type != "ref/prompt" && p.Ref.Type != "ref/resource") {
 		key = p.Ref.Name + p.Ref.URI
