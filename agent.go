@@ -451,10 +451,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) iter.Seq2[agent.Event, e
 			yield(agent.Event{}, err)
 			return
 		}
-		now := time.Now
-		if a.cfg.Now != nil {
-			now = a.cfg.Now
-		}
+		now := a.now
 		defer a.noteFailures()
 		if a.store != nil {
 			// The scripts load what earlier ones stored, and store for

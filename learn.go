@@ -74,10 +74,7 @@ func (a *Agent) learn() {
 	if len(learned)+len(used) == 0 {
 		return
 	}
-	now := time.Now()
-	if a.cfg.Now != nil {
-		now = a.cfg.Now()
-	}
+	now := a.now()
 	l, err := lexicon.Update(lg.path, now, func(l *lexicon.Lexicon) error {
 		l.Learn(learned, now)
 		l.Reinforce(used, now)

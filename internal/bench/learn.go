@@ -150,15 +150,8 @@ func (l *learning) derive(c llm.ToolSupport, servers []string, tasks int) (*lear
 			always = append(always, s.Tool)
 		}
 	}
-	dir := l.classDir(c)
-	var state usage.State
+	var state usage.State // Apply checks the names as --apply does
 	if err := state.Apply("", always, now); err != nil {
-		return nil, err
-	}
-	if err := state.Save(dir); err != nil {
-		return nil, err
-	}
-	if state, err = usage.Load(dir); err != nil {
 		return nil, err
 	}
 	return &learnedState{aliases: aliases, always: state.AlwaysLoad("")}, nil
@@ -173,10 +166,7 @@ func runLearn(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, err
-	}
+	defer os.RemoveAll(dir) // made 0700 by MkdirTemp
 	l := &learning{dir: dir, pass1: map[llm.ToolSupport]*recording{}, learned: map[llm.ToolSupport]*learnedState{}}
 	cfg = cfg.withDefaults()
 	progress := cfg.Progress
@@ -220,7 +210,8 @@ func runLearn(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := first
 	for _, c := range cfg.Classes {
-		if r := second.Run(SearchLearned, c); r != nil {
+		r := second.Run(SearchLearned, c)
+		if r != nil {
 			rep.Runs = append(rep.Runs, r)
 		}
 		st := l.learned[c]
@@ -228,7 +219,7 @@ func runLearn(ctx context.Context, cfg Config) (*Report, error) {
 		if ld.AlwaysLoad == nil {
 			ld.AlwaysLoad = []string{}
 		}
-		if r := second.Run(SearchLearned, c); r != nil {
+		if r != nil {
 			for _, t := range r.Tasks {
 				ld.Prefetched += t.Prefetched
 			}

@@ -205,8 +205,11 @@ func (l *Lexicon) Len() int {
 // the aliases whose query has the same [search.QueryKey]. It is what
 // toolsearch.Searcher reads.
 func (l *Lexicon) Lookup(query string) []string {
+	if len(query) > 4*MaxQueryBytes { // before the analysis, on every search
+		return nil
+	}
 	key := search.QueryKey(query)
-	if key == "" || len(query) > 4*MaxQueryBytes {
+	if key == "" {
 		return nil
 	}
 	l.mu.RLock()

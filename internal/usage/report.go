@@ -213,15 +213,3 @@ func (w Window) withDefaults(records []tokens.Record) Window {
 	}
 	return w
 }
-
-// ServersFiles returns the servers files the records name, in the order
-// they first appear ("" for records without one).
-func ServersFiles(records []tokens.Record) []string {
-	var out []string
-	for _, r := range records {
-		if !slices.Contains(out, r.Servers) {
-			out = append(out, r.Servers)
-		}
-	}
-	return out
-}

@@ -122,13 +122,6 @@ func TestWindow(t *testing.T) {
 	}
 }
 
-func TestServersFiles(t *testing.T) {
-	got := ServersFiles(fixture())
-	if diff := cmp.Diff([]string{servers, "/elsewhere/mcp.json"}, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
 // A tool declared from the start of every session, as an applied
 // suggestion makes it, and called in most stays suggested, so that
 // applying again keeps it; a name no tool has is left out.
