@@ -60,7 +60,16 @@ func TestWriteInReplacesThroughTheRoot(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("folder holds %d entries, want only the file", len(entries))
 	}
-	if err := WriteIn(root, "../escape.json", []byte("x"), 0o600); err == nil {
-		t.Error("wrote outside the root")
+	// A link inside the folder to another one: the root refuses to follow
+	// it out, where a plain open would write through it.
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "out")); err != nil {
+		t.Skip(err)
+	}
+	if err := WriteIn(root, "out/escape.json", []byte("x"), 0o600); err == nil {
+		t.Error("wrote outside the root, through a link")
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("the folder the link points to holds %d entries, want none", len(entries))
 	}
 }
