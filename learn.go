@@ -77,7 +77,7 @@ func (a *Agent) learn() {
 	now := a.now()
 	l, err := lexicon.Update(lg.path, now, func(l *lexicon.Lexicon) error {
 		l.Learn(learned, now)
-		l.Reinforce(used, now)
+		l.Learn(used, now)
 		return nil
 	})
 	if err != nil {

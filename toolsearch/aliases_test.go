@@ -1,6 +1,7 @@
 package toolsearch_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,10 +11,18 @@ import (
 	"github.com/toolshelf/toolshelf/toolsearch"
 )
 
-// fixedAliases maps a query, as written, to its learned tools.
+// fixedAliases maps a query, as written, to its learned tools; the
+// tools under the key "" are the ones past sessions called.
 type fixedAliases map[string][]string
 
-func (a fixedAliases) Lookup(q string) []string { return a[q] }
+func (a fixedAliases) Lookup(q string) []string {
+	if q == "" {
+		return nil
+	}
+	return a[q]
+}
+
+func (a fixedAliases) Called(tool string) bool { return slices.Contains(a[""], tool) }
 
 func aliasShelf(t *testing.T, a toolsearch.Aliases) (*tool.Registry, *toolsearch.Searcher) {
 	t.Helper()
@@ -62,7 +71,7 @@ func TestAliasRanksItsToolFirst(t *testing.T) {
 	if diff := cmp.Diff([]string{"mcp__notes__note_create"}, out.Loaded); diff != "" {
 		t.Errorf("loaded (-want +got):\n%s", diff)
 	}
-	if out.Learned != "mcp__notes__note_create" || out.Hint != nil || !reg.IsActive("mcp__notes__note_create") {
+	if !slices.Equal(out.Learned, []string{"mcp__notes__note_create"}) || out.Hint != nil || !reg.IsActive("mcp__notes__note_create") {
 		t.Errorf("outcome %+v: want the learned tool, no hint, the tool active", out)
 	}
 
@@ -82,6 +91,54 @@ func TestAliasRanksItsToolFirst(t *testing.T) {
 	if out, _ := s.Find("write file", 1); len(out.Hits) != 1 || out.Hits[0].Name != "mcp__notes__note_create" {
 		t.Errorf("limit 1: hits %v, want the learned tool alone", hitNames(out))
 	}
+
+	// The learned tool is loaded alone: the matches stay on the shelf.
+	reg, s = aliasShelf(t, fixedAliases{"write file": {"mcp__notes__note_create"}})
+	out, err = s.FindAndLoad("write file", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out.Loaded, []string{"mcp__notes__note_create"}) || !slices.Contains(out.Others, "mcp__fs__write_file") || reg.IsActive("mcp__fs__write_file") {
+		t.Errorf("loaded %v, others %v: want the learned tool loaded and write_file left on the shelf", out.Loaded, out.Others)
+	}
+
+	// Several learned tools load together, heaviest first.
+	_, s = aliasShelf(t, fixedAliases{"write file": {"mcp__notes__note_create", "mcp__fs__read_file"}})
+	out, err = s.FindAndLoad("write file", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"mcp__notes__note_create", "mcp__fs__read_file"}; !slices.Equal(out.Loaded, want) || !slices.Equal(out.Learned, want) {
+		t.Errorf("loaded %v, learned %v: want %v", out.Loaded, out.Learned, want)
+	}
+}
+
+func TestCalledToolsGoFirstAmongNearTies(t *testing.T) {
+	// "file" matches read_file and write_file alike; with room for one,
+	// the one past sessions called is loaded.
+	for _, called := range []string{"mcp__fs__read_file", "mcp__fs__write_file"} {
+		reg, s := aliasShelf(t, fixedAliases{"": {called}})
+		s.SetLoadPolicy(toolsearch.LoadPolicy{Max: 1, Relative: 0.5})
+		out, err := s.FindAndLoad("file", 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out.Loaded, []string{called}) || !reg.IsActive(called) {
+			t.Errorf("called %s: loaded %v, want it alone", called, out.Loaded)
+		}
+		if hitNames(out)[0] != "mcp__fs__read_file" && hitNames(out)[0] != "mcp__fs__write_file" {
+			t.Errorf("hits %v: want the ranker's order kept", hitNames(out))
+		}
+	}
+	// A called tool below the cut-off is not loaded for it.
+	reg, s := aliasShelf(t, fixedAliases{"": {"mcp__notes__note_create"}})
+	s.SetLoadPolicy(toolsearch.LoadPolicy{Max: 1, Relative: 0.5})
+	if _, err := s.FindAndLoad("file", 8); err != nil {
+		t.Fatal(err)
+	}
+	if reg.IsActive("mcp__notes__note_create") {
+		t.Error("a called tool that does not match the query was loaded")
+	}
 }
 
 func TestAliasNeverOutranksAnExactName(t *testing.T) {
@@ -89,7 +146,7 @@ func TestAliasNeverOutranksAnExactName(t *testing.T) {
 	for _, q := range []string{"read_file", "mcp__fs__read_file"} {
 		_, s := aliasShelf(t, a)
 		// With room for the exact hit only, the alias is left out.
-		if out, _ := s.Find(q, 1); len(out.Hits) != 1 || out.Learned != "" {
+		if out, _ := s.Find(q, 1); len(out.Hits) != 1 || len(out.Learned) != 0 {
 			t.Errorf("%q, limit 1: %+v: want the exact hit alone", q, out)
 		}
 		out, err := s.FindAndLoad(q, 8)
@@ -108,7 +165,7 @@ func TestAliasNeverOutranksAnExactName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Loaded) != 0 || out.Learned != "" || out.Hint == nil || len(out.Hint.Loaded) != 1 {
+	if len(out.Loaded) != 0 || len(out.Learned) != 0 || out.Hint == nil || len(out.Hint.Loaded) != 1 {
 		t.Errorf("outcome %+v: want nothing loaded and the hint that read_file is loaded", out)
 	}
 }
@@ -122,21 +179,21 @@ func TestAliasOnlyForToolsOnTheShelf(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An unknown tool and a loaded one are passed over for the next.
-	if out.Learned != "mcp__notes__note_create" {
+	if !slices.Equal(out.Learned, []string{"mcp__notes__note_create"}) {
 		t.Errorf("learned %q, want note_create (gone is unknown, write_file loaded)", out.Learned)
 	}
 	out, err = s.FindIn("scribble", 8, toolsearch.Scope{Namespace: "mcp__fs", Active: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Learned != "mcp__fs__write_file" {
+	if !slices.Equal(out.Learned, []string{"mcp__fs__write_file"}) {
 		t.Errorf("in mcp__fs with loaded tools: learned %q, want write_file", out.Learned)
 	}
 	out, err = s.FindIn("scribble", 8, toolsearch.Scope{Namespace: "mcp__other"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Learned != "" || len(out.Hits) != 0 {
+	if len(out.Learned) != 0 || len(out.Hits) != 0 {
 		t.Errorf("in another namespace: %+v, want nothing", out)
 	}
 }

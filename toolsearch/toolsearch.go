@@ -167,10 +167,11 @@ type Outcome struct {
 	Others []string
 	// Hint explains an empty result, when the ranker can.
 	Hint *search.Hint
-	// Learned is the tool a learned alias of the query ranked first
-	// (after the tools the query names exactly), "" when none did
-	// ([Searcher.SetAliases]).
-	Learned string
+	// Learned lists the tools learned aliases of the query ranked first
+	// (after the tools the query names exactly), heaviest first; empty
+	// when none did ([Searcher.SetAliases]). FindAndLoad loads these and
+	// the exact hits only.
+	Learned []string
 }
 
 // ErrEmptyQuery and ErrBadLimit report invalid arguments.
@@ -238,66 +239,70 @@ func (s *Searcher) FindIn(query string, limit int, scope Scope) (Outcome, error)
 	return out, nil
 }
 
-// Aliases gives the tools a user's past sessions learned for a query,
-// best first; package internal/lexicon keeps them. It must be safe for
-// concurrent use.
+// Aliases gives what a user's past sessions learned; package
+// internal/lexicon keeps it. It must be safe for concurrent use.
 type Aliases interface {
 	// Lookup returns the tools learned for query, best first.
 	Lookup(query string) []string
+	// Called reports whether past sessions called the tool after a
+	// search.
+	Called(tool string) bool
 }
 
-// SetAliases makes later searches read learned aliases: the first tool
-// a's Lookup gives for the query that the search could rank (on the
-// shelf, in the scope) is ranked first, at the best ranked hit's score,
-// after the tools the query names exactly, which an alias never passes.
-// A query that names a loaded tool exactly gets no alias. nil (the
-// default) reads none, as the reference does.
+// SetAliases makes later searches read learned aliases. The tools a's
+// Lookup gives for a query that the search could rank (on the shelf, in
+// the scope) are ranked first, at the best ranked hit's score, after
+// the tools the query names exactly, which an alias never passes, and
+// FindAndLoad loads those and the exact hits only: the user's sessions
+// broke the near ties. Without an alias, the tools a's Called reports
+// go first among the near ties the load policy chooses from. A query
+// that names a loaded tool exactly gets no alias. nil (the default)
+// reads none, as the reference does.
 func (s *Searcher) SetAliases(a Aliases) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.aliases = a
 }
 
-// applyAlias ranks the tool a learned alias of query names first, after
+// applyAlias ranks the tools learned aliases of query name first, after
 // the exact hits, within limit.
 func (s *Searcher) applyAlias(a Aliases, query string, limit int, scope Scope, exclude []string, out *Outcome) {
 	if len(out.Hits) == 0 && out.Hint != nil && len(out.Hint.Loaded) > 0 {
 		return // the query names a loaded tool
 	}
-	name := ""
-	for _, t := range a.Lookup(query) {
-		ns, ok := s.indexedIn(t)
-		if ok && (scope.Namespace == "" || ns == scope.Namespace) && !slices.Contains(exclude, t) {
-			name = t
-			break
-		}
-	}
-	if name == "" {
-		return
-	}
 	exact := 0
-	for _, h := range out.Hits {
-		if !h.Exact {
-			break
-		}
-		if h.Name == name {
-			return
-		}
+	for exact < len(out.Hits) && out.Hits[exact].Exact {
 		exact++
 	}
-	if exact >= limit {
+	var names []string
+	for _, t := range a.Lookup(query) {
+		if exact+len(names) >= limit {
+			break
+		}
+		ns, ok := s.indexedIn(t)
+		if !ok || (scope.Namespace != "" && ns != scope.Namespace) || slices.Contains(exclude, t) ||
+			slices.ContainsFunc(out.Hits[:exact], func(h search.Hit) bool { return h.Name == t }) {
+			continue
+		}
+		names = append(names, t)
+	}
+	if len(names) == 0 {
 		return
 	}
+	hits := slices.DeleteFunc(slices.Clone(out.Hits), func(h search.Hit) bool { return !h.Exact && slices.Contains(names, h.Name) })
 	score := 1.0
-	hits := slices.DeleteFunc(slices.Clone(out.Hits), func(h search.Hit) bool { return h.Name == name })
 	if exact < len(hits) {
 		score = hits[exact].Score
 	}
-	hits = slices.Insert(hits, exact, search.Hit{Name: name, Score: score})
+	learned := make([]search.Hit, len(names))
+	for i, n := range names {
+		learned[i] = search.Hit{Name: n, Score: score}
+	}
+	hits = slices.Insert(hits, exact, learned...)
 	if len(hits) > limit {
 		hits = hits[:limit]
 	}
-	out.Hits, out.Hint, out.Learned = hits, nil, name
+	out.Hits, out.Hint, out.Learned = hits, nil, names
 }
 
 // indexedIn returns the namespace of an indexed tool.
@@ -340,24 +345,46 @@ func (s *Searcher) SetLoadPolicy(p LoadPolicy) {
 }
 
 // choose returns the hits the policy loads, best first, and the others.
-func (p LoadPolicy) choose(hits []search.Hit) (load, rest []search.Hit) {
+// called, when set, reports the tools past sessions called: among the
+// near ties (the ranked hits that pass Relative), those come first.
+func (p LoadPolicy) choose(hits []search.Hit, called func(string) bool) (load, rest []search.Hit) {
 	if len(hits) == 0 {
 		return nil, nil
 	}
 	top := hits[0].Score
-	ranked := 0
+	var ranked []search.Hit
 	for _, h := range hits {
 		switch {
 		case h.Exact:
 			load = append(load, h)
-		case (p.Max == 0 || ranked < p.Max) && (p.Relative == 0 || ranked == 0 || h.Score >= p.Relative*top):
-			load = append(load, h)
-			ranked++
-		default:
+		case p.Relative == 0 || len(ranked) == 0 || h.Score >= p.Relative*top:
+			ranked = append(ranked, h)
+		}
+	}
+	if called != nil {
+		slices.SortStableFunc(ranked, func(a, b search.Hit) int { return boolFirst(called(a.Name), called(b.Name)) })
+	}
+	if p.Max > 0 && len(ranked) > p.Max {
+		ranked = ranked[:p.Max]
+	}
+	load = append(load, ranked...)
+	for _, h := range hits { // the others keep the ranker's order
+		if !slices.ContainsFunc(load, func(l search.Hit) bool { return l.Name == h.Name }) {
 			rest = append(rest, h)
 		}
 	}
 	return load, rest
+}
+
+// boolFirst orders true before false.
+func boolFirst(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
 }
 
 // FindAndLoad ranks the candidates for query, as Find does, and loads
@@ -370,9 +397,23 @@ func (s *Searcher) FindAndLoad(query string, limit int) (Outcome, error) {
 		return out, err
 	}
 	s.mu.Lock()
-	policy := s.policy
+	policy, aliases := s.policy, s.aliases
 	s.mu.Unlock()
-	load, rest := policy.choose(out.Hits)
+	var load, rest []search.Hit
+	switch {
+	case len(out.Learned) > 0:
+		for _, h := range out.Hits {
+			if h.Exact || slices.Contains(out.Learned, h.Name) {
+				load = append(load, h)
+			} else {
+				rest = append(rest, h)
+			}
+		}
+	case aliases != nil:
+		load, rest = policy.choose(out.Hits, aliases.Called)
+	default:
+		load, rest = policy.choose(out.Hits, nil)
+	}
 	for _, h := range rest {
 		out.Others = append(out.Others, h.Name)
 	}

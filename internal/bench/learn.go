@@ -35,6 +35,9 @@ type Learned struct {
 	// Prefetched counts the tools the second pass's prompt prefetch
 	// loaded, over every task.
 	Prefetched int `json:"prefetched"`
+	// From counts the tasks of the suite the first pass learned from
+	// (Config.LearnFrom); zero when it was the report's own.
+	From int `json:"learnedFromTasks,omitempty"`
 }
 
 // learning is a learning run's private state, in a temporary folder: what
@@ -122,7 +125,7 @@ func (l *learning) derive(c llm.ToolSupport, servers []string, tasks int) (*lear
 		}
 		if _, err := lexicon.Update(path, now, func(x *lexicon.Lexicon) error {
 			x.Learn(learned, now)
-			x.Reinforce(used, now)
+			x.Learn(used, now)
 			return nil
 		}); err != nil {
 			return nil, err
@@ -170,24 +173,41 @@ func runLearn(ctx context.Context, cfg Config) (*Report, error) {
 	l := &learning{dir: dir, pass1: map[llm.ToolSupport]*recording{}, learned: map[llm.ToolSupport]*learnedState{}}
 	cfg = cfg.withDefaults()
 	progress := cfg.Progress
+	passes := 2
+	if len(cfg.LearnFrom) > 0 {
+		passes = 3
+	}
 	var last Progress
-	pass := func(s Strategy, offset Progress) Config {
+	pass := func(s Strategy, tasks []Task, rec *learning, offset Progress) Config {
 		p := cfg
-		p.Learn, p.Prefetch, p.Strategies, p.learning = false, false, []Strategy{s}, l
+		p.Learn, p.Prefetch, p.Strategies, p.Tasks, p.learning = false, false, []Strategy{s}, tasks, rec
 		if progress != nil {
 			p.Progress = func(pr Progress) {
-				pr.Total, pr.Work = 2*pr.Total, 2*pr.Work
+				// Each pass counts its own tasks; the total is the passes'.
+				scale := float64(passes) * float64(len(cfg.Tasks)) / float64(max(len(tasks), 1))
+				pr.Total, pr.Work = int(float64(pr.Total)*scale), pr.Work*scale
 				pr.Done += offset.Done
 				pr.WorkDone += offset.WorkDone
+				pr.Total, pr.Work = max(pr.Total, pr.Done), max(pr.Work, pr.WorkDone)
 				last = pr
 				progress(pr)
 			}
 		}
 		return p
 	}
-	first, err := Run(ctx, pass(Search, Progress{}))
+	learnFrom := cfg.Tasks
+	if len(cfg.LearnFrom) > 0 {
+		learnFrom = cfg.LearnFrom
+	}
+	first, err := Run(ctx, pass(Search, learnFrom, l, Progress{}))
 	if err != nil {
 		return nil, err
+	}
+	if len(cfg.LearnFrom) > 0 {
+		// The comparison is with search over the same tasks, unlearned.
+		if first, err = Run(ctx, pass(Search, cfg.Tasks, nil, last)); err != nil {
+			return nil, err
+		}
 	}
 	servers, err := profileServers(cfg.Profile)
 	if err != nil {
@@ -198,13 +218,13 @@ func runLearn(ctx context.Context, cfg Config) (*Report, error) {
 		names = append(names, s.Name)
 	}
 	for _, c := range cfg.Classes {
-		st, err := l.derive(c, names, len(cfg.Tasks))
+		st, err := l.derive(c, names, len(learnFrom))
 		if err != nil {
 			return nil, fmt.Errorf("bench --learn: %w", err)
 		}
 		l.learned[c] = st
 	}
-	second, err := Run(ctx, pass(SearchLearned, last))
+	second, err := Run(ctx, pass(SearchLearned, cfg.Tasks, l, last))
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +235,7 @@ func runLearn(ctx context.Context, cfg Config) (*Report, error) {
 			rep.Runs = append(rep.Runs, r)
 		}
 		st := l.learned[c]
-		ld := Learned{Class: c, Aliases: st.aliases.Len(), AlwaysLoad: slices.Clone(st.always)}
+		ld := Learned{Class: c, Aliases: st.aliases.Len(), AlwaysLoad: slices.Clone(st.always), From: len(cfg.LearnFrom)}
 		if ld.AlwaysLoad == nil {
 			ld.AlwaysLoad = []string{}
 		}
@@ -302,6 +322,12 @@ func (rep *Report) learnNote() string {
 	}
 	if len(parts) == 0 {
 		return ""
+	}
+	if n := rep.Learned[0].From; n > 0 {
+		return fmt.Sprintf("search+learned (--learn-from): search ran over another suite of %d tasks, recording its transcripts and "+
+			"metrics log in a private temporary folder; then search and search+learned ran over these tasks, the second with the "+
+			"aliases those transcripts taught, the always-load tools of the usage suggestion over that log (each task a session), "+
+			"declared from each task's first request, and prompt prefetch. search → search+learned, ", n) + strings.Join(parts, " ")
 	}
 	return "search+learned (--learn): the suite ran twice, search first, recording its transcripts and metrics log in a private " +
 		"temporary folder; the second pass ran with the aliases those transcripts taught, the always-load tools of the usage " +

@@ -144,6 +144,11 @@ type Config struct {
 	// the second (SearchLearned) runs with what it taught; Strategies and
 	// Prefetch are then ignored.
 	Learn bool
+	// LearnFrom, with Learn, is the suite the first pass learns from in
+	// place of Tasks; a third run, search over Tasks without learning, is
+	// then what the second pass is compared with: what learning does for
+	// tasks it has not seen.
+	LearnFrom []Task
 	// ContextWindow overrides the emulator's per-model prompt limit.
 	ContextWindow int
 	// Dump, when set, is a directory that receives every request body as

@@ -21,11 +21,11 @@ import (
 
 func newBenchCmd(e *env) *cobra.Command {
 	var (
-		tasksFile, profiles, servers, strategies, classes, out, dump string
-		load, window, budget                                         int
-		cutoff                                                       float64
-		quiet, evict, prefetch, learn                                bool
-		ranker                                                       string
+		tasksFile, learnFrom, profiles, servers, strategies, classes, out, dump string
+		load, window, budget                                                    int
+		cutoff                                                                  float64
+		quiet, evict, prefetch, learn                                           bool
+		ranker                                                                  string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -66,7 +66,9 @@ requests per task, input, preservation, and the tasks whose first request got a 
 --learn runs search twice (other strategies and --prefetch are ignored): the first pass records its transcripts and
 metrics log in a private temporary folder, the second (search+learned) runs with what they taught: the learned aliases,
 the usage suggestion's always-load tools and prompt prefetch. A note gives both passes and what was learned; the
-summary line ends with | learn(changes): requests=<first>,<second> input=… failed=… overhead=… preservation=….`,
+summary line ends with | learn(changes): requests=<first>,<second> input=… failed=… overhead=… preservation=….
+--learn-from FILE learns from another suite's first pass and compares search and search+learned on the tasks of
+--tasks: what learning does for tasks it has not seen.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := bench.Config{Load: toolsearch.LoadPolicy{Max: load, Relative: cutoff}, ContextWindow: window, Ranker: ranker, Evict: evict, Budget: budget,
@@ -80,6 +82,13 @@ summary line ends with | learn(changes): requests=<first>,<second> input=… fai
 					return err
 				}
 				cfg.Tasks = tasks
+			}
+			if learnFrom != "" {
+				tasks, err := bench.ReadTasks(learnFrom)
+				if err != nil {
+					return err
+				}
+				cfg.Learn, cfg.LearnFrom = true, tasks
 			}
 			var err error
 			if cfg.Strategies, err = parseList(strategies, bench.Strategies, "--strategies"); err != nil {
@@ -155,6 +164,7 @@ summary line ends with | learn(changes): requests=<first>,<second> input=… fai
 	f.IntVar(&budget, "budget", 0, "a budget of declared tool tokens for search and reference: past it, unload the least recently used loaded tools where the class pays least (0: none)")
 	f.BoolVar(&evict, "evict", false, "unload the tools searches loaded after each step's tool has run (search strategy), so tasks remove tools")
 	f.BoolVar(&prefetch, "prefetch", false, "also run search+prefetch: search with the prompt prefetched before each task's first request")
+	f.StringVar(&learnFrom, "learn-from", "", "with --learn (implied): the task suite the first pass learns from; search and search+learned then both run --tasks")
 	f.BoolVar(&learn, "learn", false, "run search twice, the second pass with what the first learned (aliases, always-load, prefetch)")
 	f.StringVar(&ranker, "ranker", "toolshelf", "search ranker: toolshelf or pi (the reference's BM25)")
 	return cmd

@@ -42,8 +42,11 @@ func newLexiconCmd(e *env) *cobra.Command {
 		Short: "List, add or remove the search aliases learned from your sessions",
 		Long: `When a session's tool_search finds nothing the model then calls, and a later search of the
 same prompt loads a tool the model calls, run and chat learn the first query as an alias of
-that tool: the next session's search for it ranks the tool first, though never above a tool
-the query names exactly. The aliases are yours alone: a private file in the state folder
+that tool; a search whose loaded tools the model calls is learned as an alias of each of them.
+The next session's search for the query ranks its tools first, though never above a tool the
+query names exactly, and loads them alone: the near ties you never called stay on the shelf.
+Among a search's near ties, the tools an alias names (ones you have called) load first.
+The aliases are yours alone: a private file in the state folder
 ($XDG_STATE_HOME/toolshelf/lexicon/aliases.json), at most 1,000 of them, each fading by half
 every 30 days it is not used (one learned once is gone after 60 days). Queries match by their
 words, whatever their case, order, plurals and filler. run and chat --lexicon off use none.

@@ -64,7 +64,7 @@ func TestLexiconLearnsFromRuns(t *testing.T) {
 	}
 
 	code, out, errOut = run(t, "lexicon", "--file", lex)
-	if code != 0 || !strings.Contains(out, miss) || !strings.Contains(out, "mcp__t__pid") || !strings.Contains(out, "1 alias in") {
+	if code != 0 || !strings.Contains(out, miss) || !strings.Contains(out, "process id") || !strings.Contains(out, "2 aliases in") {
 		t.Errorf("lexicon: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = run(t, "lexicon", "--file", lex, "--reset")

@@ -97,10 +97,12 @@ type Lexicon struct {
 	path string
 	now  time.Time
 
-	mu      sync.RWMutex // guards entries and keys
+	mu      sync.RWMutex // guards entries, keys and tools
 	entries []Entry
 	// keys holds each entry's search.QueryKey, in the same order.
 	keys []string
+	// tools holds the entries' tools.
+	tools map[string]bool
 }
 
 // Open reads the lexicon at path; a missing file (or folder) is an empty
@@ -223,6 +225,14 @@ func (l *Lexicon) Lookup(query string) []string {
 	return tools
 }
 
+// Called reports whether an alias names tool: a session called it after
+// a search. It is what toolsearch.Searcher reads to order near ties.
+func (l *Lexicon) Called(tool string) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.tools[tool]
+}
+
 // Pair is one thing a session learned: a query and the tool it meant.
 type Pair struct {
 	Query, Tool string
@@ -317,11 +327,13 @@ func (l *Lexicon) prune() {
 	l.rekey()
 }
 
-// rekey computes the entries' keys. Call it with l.mu held.
+// rekey computes the entries' keys and tools. Call it with l.mu held.
 func (l *Lexicon) rekey() {
 	l.keys = l.keys[:0]
+	l.tools = make(map[string]bool, len(l.entries))
 	for _, e := range l.entries {
 		l.keys = append(l.keys, search.QueryKey(e.Query))
+		l.tools[e.Tool] = true
 	}
 }
 

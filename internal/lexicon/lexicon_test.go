@@ -87,12 +87,14 @@ func TestDecayAndBounds(t *testing.T) {
 	if diff := cmp.Diff([]string{"pinned words", "used words"}, got); diff != "" {
 		t.Errorf("after two half-lives (-want +got):\n%s", diff)
 	}
-	// A use renews an alias.
-	if n := l.Reinforce([]Pair{{"words used", "b"}, {"used words", "other"}}, t0.Add(3*HalfLife)); n != 1 {
-		t.Errorf("Reinforce renewed %d, want 1", n)
-	}
+	// A use renews an alias (the same query key and tool); another tool
+	// of the same query is an alias of its own.
+	l.Learn([]Pair{{"words used", "b"}, {"used words", "other"}}, t0.Add(3*HalfLife))
 	if e := l.Entries()[0]; e.Query != "used words" || e.Uses != 3 || !e.Last.Equal(t0.Add(3*HalfLife)) {
 		t.Errorf("renewed entry %+v", e)
+	}
+	if !l.Called("other") || !l.Called("b") || l.Called("never") {
+		t.Errorf("Called(other, b, never) = %v, %v, %v; want true, true, false", l.Called("other"), l.Called("b"), l.Called("never"))
 	}
 
 	// The count is bounded: the lightest go first.

@@ -3,7 +3,6 @@ package lexicon
 import (
 	"encoding/json"
 	"slices"
-	"time"
 
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/search"
@@ -17,9 +16,9 @@ type searchCall struct {
 	loaded []string
 	// result is the position of its result, -1 until it is found.
 	result int
-	// hit is the first tool it loaded that the model called after its
-	// result; "" for a miss.
-	hit string
+	// called lists the tools it loaded that the model called after its
+	// result, first called first; empty for a miss.
+	called []string
 }
 
 // toolCall is one call of another tool, at a position of the transcript.
@@ -30,14 +29,14 @@ type toolCall struct {
 
 // Pairs reads what a transcript's searches teach. A search is a miss
 // when the model calls none of the tools it loaded (it may have loaded
-// none), and a hit when it calls one: the first it calls is the hit's
+// none), and a hit when it calls some: the first it calls is the hit's
 // tool. Each miss with a [search.QueryKey], followed within the same
 // user prompt by a hit with another key, gives a learned pair: the
-// miss's query and the hit's tool. Every hit gives a pair of its own
-// query and tool in used, which renews an alias that put the tool first
-// ([Lexicon.Reinforce]). Each pair is given once (by query key and
-// tool), in the order the transcript teaches it. Calls inside codemode
-// scripts are not read.
+// miss's query and the hit's tool. Each hit gives a used pair of its own
+// query and each tool it loaded that was called: what the query meant
+// among the near ties it loaded. Each pair is given once (by query key
+// and tool), in the order the transcript teaches it. Calls inside
+// codemode scripts are not read.
 func Pairs(msgs []llm.Message) (learned, used []Pair) {
 	var searches []*searchCall
 	byID := map[string]*searchCall{}
@@ -80,9 +79,8 @@ func Pairs(msgs []llm.Message) (learned, used []Pair) {
 			continue
 		}
 		for _, c := range calls {
-			if c.pos > s.result && slices.Contains(s.loaded, c.name) {
-				s.hit = c.name
-				break
+			if c.pos > s.result && slices.Contains(s.loaded, c.name) && !slices.Contains(s.called, c.name) {
+				s.called = append(s.called, c.name)
 			}
 		}
 	}
@@ -96,8 +94,10 @@ func Pairs(msgs []llm.Message) (learned, used []Pair) {
 		return append(out, Pair{Query: query, Tool: tool})
 	}
 	for i, s := range searches {
-		if s.hit != "" {
-			used = add(used, seenUsed, s.query, s.hit)
+		if len(s.called) > 0 {
+			for _, t := range s.called {
+				used = add(used, seenUsed, s.query, t)
+			}
 			continue
 		}
 		key := search.QueryKey(s.query)
@@ -105,36 +105,13 @@ func Pairs(msgs []llm.Message) (learned, used []Pair) {
 			if h.prompt != s.prompt {
 				break
 			}
-			if h.hit != "" {
+			if len(h.called) > 0 {
 				if search.QueryKey(h.query) != key {
-					learned = add(learned, seenLearned, s.query, h.hit)
+					learned = add(learned, seenLearned, s.query, h.called[0])
 				}
 				break
 			}
 		}
 	}
 	return learned, used
-}
-
-// Reinforce adds a use to each known alias of pairs (same query key and
-// tool), at time now, and reports how many it renewed; a pair that is no
-// alias is not added.
-func (l *Lexicon) Reinforce(pairs []Pair, now time.Time) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, p := range pairs {
-		key := search.QueryKey(p.Query)
-		for i := range l.entries {
-			if e := &l.entries[i]; e.Tool == p.Tool && l.keys[i] == key {
-				e.Uses++
-				e.Last = now
-				n++
-				break
-			}
-		}
-	}
-	l.now = now
-	l.prune()
-	return n
 }

@@ -49,7 +49,7 @@ func TestPairs(t *testing.T) {
 	if diff := cmp.Diff(wantLearned, learned); diff != "" {
 		t.Errorf("learned (-want +got):\n%s", diff)
 	}
-	wantUsed := []Pair{{"slack message", "mcp__slack__list"}, {"forecast", "f"}}
+	wantUsed := []Pair{{"slack message", "mcp__slack__list"}, {"slack message", "mcp__slack__send"}, {"forecast", "f"}}
 	if diff := cmp.Diff(wantUsed, used); diff != "" {
 		t.Errorf("used (-want +got):\n%s", diff)
 	}
