@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/toolshelf/toolshelf/internal/atomicfile"
 	"github.com/toolshelf/toolshelf/internal/userdir"
 )
 
@@ -23,10 +21,9 @@ import (
 const maxTokenFile = 1 << 20
 
 // tokenStore keeps the OAuth tokens of servers in a private folder, a file
-// per server name and resource (the server's URL). The folder is opened
-// through userdir.OpenPrivate for every access, and each file is checked
-// (userdir.CheckFile) before it is read, so a folder or file that is a
-// link, another user's or open to others is refused.
+// per server name and resource (the server's URL), read and written
+// through userdir.ReadFile and userdir.WriteFile, so a folder or file that
+// is a link, another user's or open to others is refused.
 type tokenStore struct {
 	dir string
 }
@@ -93,58 +90,29 @@ func (tokenStore) fileName(server, resource string) string {
 // none. A missing folder is not made: a server that never signs in leaves
 // nothing behind.
 func (ts tokenStore) load(server, resource string) (*tokenEntry, error) {
-	if _, err := os.Lstat(ts.dir); errors.Is(err, fs.ErrNotExist) {
+	path := filepath.Join(ts.dir, ts.fileName(server, resource))
+	data, found, err := userdir.ReadFile(ts.dir, ts.fileName(server, resource), maxTokenFile)
+	if !found && err == nil {
 		return nil, nil
-	}
-	root, err := userdir.OpenPrivate(ts.dir)
-	if err != nil {
-		return nil, fmt.Errorf("reading the OAuth tokens: %w", err)
-	}
-	defer root.Close()
-	name := ts.fileName(server, resource)
-	path := filepath.Join(ts.dir, name)
-	info, err := root.Lstat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the OAuth tokens: %w", err)
-	}
-	if err := userdir.CheckFile(path, info); err != nil {
-		return nil, fmt.Errorf("refusing the OAuth token file: %w", err)
-	}
-	f, err := root.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("reading the OAuth tokens: %w", err)
-	}
-	defer f.Close()
-	if opened, err := f.Stat(); err != nil || !os.SameFile(info, opened) {
-		return nil, fmt.Errorf("the OAuth token file %s changed while it was being opened: try again", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the OAuth tokens: %w", err)
 	}
 	var e tokenEntry
-	if len(data) > maxTokenFile || json.Unmarshal(data, &e) != nil || e.Server != server || e.Resource != resource {
+	if errors.Is(err, userdir.ErrTooLarge) || err == nil && (json.Unmarshal(data, &e) != nil || e.Server != server || e.Resource != resource) {
 		// The message never quotes the file: it holds secrets.
 		return nil, fmt.Errorf("the OAuth token file %s is damaged: run toolshelf mcp logout %s, then toolshelf mcp login %s", path, server, server)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the OAuth tokens: %w", err)
 	}
 	return &e, nil
 }
 
 // save writes the entry, replacing the old one atomically.
 func (ts tokenStore) save(e *tokenEntry) error {
-	root, err := userdir.OpenPrivate(ts.dir)
-	if err != nil {
-		return fmt.Errorf("saving the OAuth tokens: %w", err)
-	}
-	defer root.Close()
 	data, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteIn(root, ts.fileName(e.Server, e.Resource), data, 0o600); err != nil {
+	if err := userdir.WriteFile(ts.dir, ts.fileName(e.Server, e.Resource), data); err != nil {
 		return fmt.Errorf("saving the OAuth tokens: %w", err)
 	}
 	return nil

@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolshelf/toolshelf/internal/atomicfile"
 	"github.com/toolshelf/toolshelf/internal/userdir"
 	"github.com/toolshelf/toolshelf/search"
 )
@@ -132,38 +128,12 @@ func Open(path string, now time.Time) (*Lexicon, error) {
 // read returns the file's bytes, nil when there is no file.
 func read(path string) ([]byte, error) {
 	dir, name := filepath.Split(path)
-	if _, err := os.Lstat(filepath.Clean(dir)); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	root, err := userdir.OpenPrivate(filepath.Clean(dir))
-	if err != nil {
-		return nil, fmt.Errorf("reading the lexicon: %w", err)
-	}
-	defer root.Close()
-	info, err := root.Lstat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the lexicon: %w", err)
-	}
-	if err := userdir.CheckFile(path, info); err != nil {
-		return nil, fmt.Errorf("refusing the lexicon: %w", err)
-	}
-	f, err := root.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("reading the lexicon: %w", err)
-	}
-	defer f.Close()
-	if opened, err := f.Stat(); err != nil || !os.SameFile(info, opened) {
-		return nil, fmt.Errorf("the lexicon %s changed while it was being opened: try again", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the lexicon: %w", err)
-	}
-	if len(data) > maxFile {
+	data, _, err := userdir.ReadFile(dir, name, maxFile)
+	if errors.Is(err, userdir.ErrTooLarge) {
 		return nil, fmt.Errorf("the lexicon %s is over %d bytes: run toolshelf lexicon --reset to start it again", path, maxFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the lexicon: %w", err)
 	}
 	return data, nil
 }
@@ -347,17 +317,7 @@ func (l *Lexicon) Save() error {
 		return err
 	}
 	dir, name := filepath.Split(l.path)
-	root, err := userdir.OpenPrivate(filepath.Clean(dir))
-	if err != nil {
-		return fmt.Errorf("saving the lexicon: %w", err)
-	}
-	defer root.Close()
-	if info, err := root.Lstat(name); err == nil {
-		if err := userdir.CheckFile(l.path, info); err != nil {
-			return fmt.Errorf("refusing the lexicon: %w", err)
-		}
-	}
-	if err := atomicfile.WriteIn(root, name, append(data, '\n'), 0o600); err != nil {
+	if err := userdir.WriteFile(dir, name, append(data, '\n')); err != nil {
 		return fmt.Errorf("saving the lexicon %s: %w", l.path, err)
 	}
 	return nil
@@ -384,20 +344,9 @@ func Update(path string, now time.Time, fn func(*Lexicon) error) (*Lexicon, erro
 // reports whether there was one.
 func Reset(path string) (bool, error) {
 	dir, name := filepath.Split(path)
-	if _, err := os.Lstat(filepath.Clean(dir)); errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	root, err := userdir.OpenPrivate(filepath.Clean(dir))
+	removed, err := userdir.RemoveFile(dir, name)
 	if err != nil {
 		return false, fmt.Errorf("resetting the lexicon: %w", err)
 	}
-	defer root.Close()
-	err = root.Remove(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("resetting the lexicon: %w", err)
-	}
-	return true, nil
+	return removed, nil
 }

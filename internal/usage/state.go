@@ -4,16 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/toolshelf/toolshelf/internal/atomicfile"
 	"github.com/toolshelf/toolshelf/internal/userdir"
 )
 
@@ -108,39 +104,18 @@ func (s State) check() error {
 // another user's, open to others, too large or damaged is refused with an
 // error that says what to do.
 func Load(dir string) (State, error) {
-	if _, err := os.Lstat(filepath.Join(dir, FileName)); errors.Is(err, fs.ErrNotExist) {
-		return State{}, nil
-	}
-	root, err := userdir.OpenPrivate(dir)
-	if err != nil {
-		return State{}, fmt.Errorf("reading the applied suggestions: %w", err)
-	}
-	defer root.Close()
 	path := filepath.Join(dir, FileName)
-	info, err := root.Lstat(FileName)
-	if err != nil {
-		return State{}, fmt.Errorf("reading the applied suggestions: %w", err)
-	}
-	if err := userdir.CheckFile(path, info); err != nil {
-		return State{}, fmt.Errorf("refusing the applied suggestions: %w", err)
-	}
-	f, err := root.Open(FileName)
-	if err != nil {
-		return State{}, fmt.Errorf("reading the applied suggestions: %w", err)
-	}
-	defer f.Close()
-	if opened, err := f.Stat(); err != nil || !os.SameFile(info, opened) {
-		return State{}, fmt.Errorf("the applied suggestions %s changed while they were being opened: try again", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
-	if err != nil {
-		return State{}, fmt.Errorf("reading the applied suggestions: %w", err)
-	}
 	damaged := func(why string) (State, error) {
 		return State{}, fmt.Errorf("the applied suggestions %s are damaged (%s): run toolshelf shelf suggest --reset", path, why)
 	}
-	if len(data) > maxBytes {
+	data, found, err := userdir.ReadFile(dir, FileName, maxBytes)
+	switch {
+	case errors.Is(err, userdir.ErrTooLarge):
 		return damaged(fmt.Sprintf("larger than %d bytes", maxBytes))
+	case err != nil:
+		return State{}, fmt.Errorf("reading the applied suggestions: %w", err)
+	case !found:
+		return State{}, nil
 	}
 	var s State
 	dec := json.NewDecoder(strings.NewReader(string(data)))
@@ -167,17 +142,7 @@ func (s State) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	root, err := userdir.OpenPrivate(dir)
-	if err != nil {
-		return fmt.Errorf("saving the applied suggestions: %w", err)
-	}
-	defer root.Close()
-	if info, err := root.Lstat(FileName); err == nil {
-		if err := userdir.CheckFile(filepath.Join(dir, FileName), info); err != nil {
-			return fmt.Errorf("refusing to replace the applied suggestions: %w", err)
-		}
-	}
-	if err := atomicfile.WriteIn(root, FileName, append(data, '\n'), 0o600); err != nil {
+	if err := userdir.WriteFile(dir, FileName, append(data, '\n')); err != nil {
 		return fmt.Errorf("saving the applied suggestions: %w", err)
 	}
 	return nil
@@ -186,16 +151,9 @@ func (s State) Save(dir string) error {
 // Reset removes the state file of the folder dir; it reports whether
 // there was one.
 func Reset(dir string) (bool, error) {
-	if _, err := os.Lstat(filepath.Join(dir, FileName)); errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	root, err := userdir.OpenPrivate(dir)
+	removed, err := userdir.RemoveFile(dir, FileName)
 	if err != nil {
 		return false, fmt.Errorf("clearing the applied suggestions: %w", err)
 	}
-	defer root.Close()
-	if err := root.Remove(FileName); err != nil {
-		return false, fmt.Errorf("clearing the applied suggestions: %w", err)
-	}
-	return true, nil
+	return removed, nil
 }
