@@ -2,7 +2,6 @@ package search
 
 import (
 	"fmt"
-	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -63,6 +62,9 @@ type BM25F struct {
 	an     *analyzer
 	syn    *synonymTable
 	weight [maxFields]float64 // the field weights
+	// wtab holds weight[f] × tf for every field and frequency, so that a
+	// posting's weighted frequency costs loads, not conversions.
+	wtab [numFields][maxTF + 1]float64
 
 	// lastNorms caches the length-normalisation constants of the last
 	// search; scr recycles scratch buffers. Both are safe for concurrent
@@ -172,7 +174,7 @@ func newBM25F(o Options, p Params, fitOff Factor) (*BM25F, error) {
 	if off.Has(FactorAliases) {
 		aliases = nil
 	}
-	return &BM25F{
+	r := &BM25F{
 		off:       off,
 		params:    p,
 		weight:    p.fields(),
@@ -183,7 +185,13 @@ func newBM25F(o Options, p Params, fitOff Factor) (*BM25F, error) {
 		nameWords: make(map[string][]int32),
 		shortKeys: make(map[string][]int32),
 		families:  make(map[string][]string),
-	}, nil
+	}
+	for f := range numFields {
+		for tf := range maxTF + 1 {
+			r.wtab[f][tf] = r.weight[f] * float64(tf)
+		}
+	}
+	return r, nil
 }
 
 // addFamily records a new index term under its Porter2 stem. Call it with
@@ -510,18 +518,16 @@ func (r *BM25F) searchParsed(q Query, pq parsedQuery) Result {
 
 	limit := min(q.Limit, c.n) // no more hits than candidates
 	matchedAny := r.score(pq.slots, &c, s)
-	r.scaleScores(s)
-	s.pos = r.idx.topK(s.touched, s.score, limit+len(exact), s.pos)
-	top := s.pos
+	top := r.rank(s, limit+len(exact))
 	hits := make([]Hit, 0, min(limit, len(exact)+len(top)))
 	for _, slot := range exact {
 		hits = append(hits, Hit{Name: r.idx.slots[slot].name, Exact: true})
 	}
-	for _, slot := range top {
-		if slices.Contains(exact, slot) {
+	for _, e := range top {
+		if slices.Contains(exact, e.slot) {
 			continue
 		}
-		hits = append(hits, Hit{Name: r.idx.slots[slot].name, Score: s.score[slot]})
+		hits = append(hits, Hit{Name: r.idx.slots[e.slot].name, Score: e.score})
 	}
 	if len(hits) > limit {
 		hits = hits[:limit]
@@ -533,33 +539,38 @@ func (r *BM25F) searchParsed(q Query, pq parsedQuery) Result {
 	return res
 }
 
-// score adds every candidate's score into s.score and lists the scored
-// documents in s.touched. It returns, per slot, whether any candidate
-// contains any of its terms.
+// score adds every candidate's score into s.score, lists the scored
+// documents in s.touched and leaves the slots' idfs in s.slotIDF. It
+// returns, per slot, whether any candidate contains any of its terms.
 func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 	matchedAny := make([]bool, len(slots))
 	if c.n <= 0 {
 		return matchedAny
 	}
 	nm := r.normsFor(c)
+	excl := len(c.excluded) > 0
 	var required uint64
+	for si, sl := range slots {
+		if sl.required {
+			required |= slotBit(si)
+		}
+	}
+	// Which slots matched a document matters only for required words.
+	s.usedFlags = required != 0
 	slotDocs := s.slotDocs[:0]
 	defer func() { s.slotDocs = slotDocs[:0] }()
-	// keep records v as document d's slot score when it beats the best
-	// alternative so far.
-	keep := func(d int32, v float64) {
-		if v > s.slotMax[d] {
-			if s.slotMax[d] == 0 {
-				slotDocs = append(slotDocs, d)
-			}
-			s.slotMax[d] = v
+	// touch adds v to document d's score.
+	touch := func(d int32, bit uint64, v float64) {
+		if s.score[d] == 0 {
+			s.touched = append(s.touched, d)
 		}
+		if s.usedFlags {
+			s.flags[d] |= bit
+		}
+		s.score[d] += v
 	}
 	for si, sl := range slots {
 		bit := slotBit(si)
-		if sl.required {
-			required |= bit
-		}
 		plan := r.plan(sl, c)
 		matchedAny[si] = plan.matched
 		s.slotIDF = append(s.slotIDF, plan.idf())
@@ -569,14 +580,14 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 		}
 		slotDocs = slotDocs[:0]
 		// The one-word alternatives add up their weighted frequencies
-		// in s.alt, then saturate once.
+		// in alt.sum, then saturate once.
 		for _, g := range plan.group {
 			for i := range g.list {
 				p := &g.list[i]
-				if c.mask[p.slot] {
+				if excl && c.mask[p.slot] {
 					continue
 				}
-				v := g.weight * postingTF(&r.weight, p)
+				v := g.weight * r.tfw(p)
 				if v <= 0 {
 					continue // a field or synonym weighted 0
 				}
@@ -586,13 +597,38 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 				}
 				a.sum += v
 				if p.tf[fieldName] > 0 {
-					a.name |= bit
+					s.setName(p.slot, bit)
 				}
 			}
 		}
+		if len(plan.phrases) == 0 {
+			// The group is the slot's only alternative: its score is the
+			// slot's.
+			for _, d := range s.altSeen {
+				a := &s.alt[d]
+				v := nm.saturate(plan.groupIDF, a.sum, r.wlen[d])
+				a.sum = 0
+				if v > 0 {
+					touch(d, bit, v)
+				}
+			}
+			s.altSeen = s.altSeen[:0]
+			continue
+		}
+		// keep records v as document d's slot score when it beats the
+		// best alternative so far.
+		keep := func(a *altAcc, d int32, v float64) {
+			if v > a.slotMax {
+				if a.slotMax == 0 {
+					slotDocs = append(slotDocs, d)
+				}
+				a.slotMax = v
+			}
+		}
 		for _, d := range s.altSeen {
-			keep(d, nm.saturate(plan.groupIDF, s.alt[d].sum, r.wlen[d]))
-			s.alt[d].sum = 0
+			a := &s.alt[d]
+			keep(a, d, nm.saturate(plan.groupIDF, a.sum, r.wlen[d]))
+			a.sum = 0
 		}
 		s.altSeen = s.altSeen[:0]
 		// Each several-word alternative sums its words' scores.
@@ -601,10 +637,10 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 				idf := ph.idfs[i]
 				for j := range list {
 					p := &list[j]
-					if c.mask[p.slot] {
+					if excl && c.mask[p.slot] {
 						continue
 					}
-					v := nm.saturate(idf, postingTF(&r.weight, p), r.wlen[p.slot])
+					v := nm.saturate(idf, r.tfw(p), r.wlen[p.slot])
 					if v <= 0 {
 						continue
 					}
@@ -614,23 +650,21 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 					}
 					a.sum += v
 					if p.tf[fieldName] > 0 {
-						a.name |= bit
+						s.setName(p.slot, bit)
 					}
 				}
 			}
 			for _, d := range s.altSeen {
-				keep(d, ph.weight*s.alt[d].sum)
-				s.alt[d].sum = 0
+				a := &s.alt[d]
+				keep(a, d, ph.weight*a.sum)
+				a.sum = 0
 			}
 			s.altSeen = s.altSeen[:0]
 		}
 		for _, d := range slotDocs {
-			if s.flags[d] == 0 {
-				s.touched = append(s.touched, d)
-			}
-			s.flags[d] |= bit
-			s.score[d] += s.slotMax[d]
-			s.slotMax[d] = 0
+			a := &s.alt[d]
+			touch(d, bit, a.slotMax)
+			a.slotMax = 0
 		}
 	}
 	if required != 0 {
@@ -652,23 +686,27 @@ func slotBit(si int) uint64 { return 1 << min(si, 63) }
 // case, in one pass over its postings: what score does for a slot of
 // several alternatives, without accumulating them first.
 func (r *BM25F) scoreTerm(g *groupTerm, idf float64, bit uint64, c *candidates, s *scratch, nm *norms) {
+	excl := len(c.excluded) > 0
+	flags := s.usedFlags
 	for i := range g.list {
 		p := &g.list[i]
 		d := p.slot
-		if c.mask[d] {
+		if excl && c.mask[d] {
 			continue
 		}
-		v := nm.saturate(idf, g.weight*postingTF(&r.weight, p), r.wlen[d])
+		v := nm.saturate(idf, g.weight*r.tfw(p), r.wlen[d])
 		if v <= 0 {
 			continue
 		}
 		if p.tf[fieldName] > 0 {
-			s.alt[d].name |= bit
+			s.setName(d, bit)
 		}
-		if s.flags[d] == 0 {
+		if s.score[d] == 0 {
 			s.touched = append(s.touched, d)
 		}
-		s.flags[d] |= bit
+		if flags {
+			s.flags[d] |= bit
+		}
 		s.score[d] += v
 	}
 }
@@ -748,14 +786,14 @@ func (r *BM25F) normsFor(c *candidates) *norms {
 	return nm
 }
 
-// postingTF is BM25F's pseudo term frequency of a posting: the field
-// frequencies times the fields' weights, summed over only the fields the
-// term is in.
-func postingTF(weight *[maxFields]float64, p *posting) float64 {
+// tfw is BM25F's pseudo term frequency of a posting: the field
+// frequencies times the fields' weights, summed. It adds every field,
+// those the term is not in as 0, which leaves the sum as it would be
+// without them and spares a branch per field.
+func (r *BM25F) tfw(p *posting) float64 {
 	var tfw float64
-	for in := p.in; in != 0; in &= in - 1 {
-		f := bits.TrailingZeros8(in)
-		tfw += weight[f] * float64(p.tf[f])
+	for f := range numFields {
+		tfw += r.wtab[f][p.tf[f]]
 	}
 	return tfw
 }

@@ -57,7 +57,7 @@ func (r *BM25F) Explain(q Query, name string) string {
 		for _, g := range plan.group {
 			if p := postingOf(g.list); p != nil {
 				nameHit = nameHit || p.tf[fieldName] > 0
-				tfw += g.weight * postingTF(&r.weight, p)
+				tfw += g.weight * r.tfw(p)
 				parts = append(parts, fmt.Sprintf("%s×%.1f%v", g.term, g.weight, p.tf[:numFields]))
 			}
 		}
@@ -71,7 +71,7 @@ func (r *BM25F) Explain(q Query, name string) string {
 			for i, list := range ph.lists {
 				if p := postingOf(list); p != nil {
 					nameHit = nameHit || p.tf[fieldName] > 0
-					v += nm.saturate(ph.idfs[i], postingTF(&r.weight, p), wlen)
+					v += nm.saturate(ph.idfs[i], r.tfw(p), wlen)
 					parts = append(parts, fmt.Sprintf("%s%v", ph.terms[i], p.tf[:numFields]))
 				}
 			}

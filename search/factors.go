@@ -5,28 +5,68 @@ import (
 	"math/bits"
 )
 
-// scaleScores applies the name factor to every scored tool, in one pass:
-// × (1 + boost × coverage × √share), where boost is [Params.NameBoost],
-// coverage is the share of the
-// tool's name words the query matched and share the part of the query's
-// idf mass (the sum of its slots' idfs) in the slots that matched the name.
-func (r *BM25F) scaleScores(s *scratch) {
+// rank returns the k best scored tools, best first, by their final
+// score: their sum over the slots times the name factor × (1 + boost ×
+// coverage × √share), where boost is [Params.NameBoost], coverage is the
+// share of the tool's name words the query matched and share the part of
+// the query's idf mass (the sum of its slots' idfs) in the slots that
+// matched the name. Ties go to the tool indexed first.
+//
+// Most tools of a large result cannot be among the k best: once k are
+// kept, a tool whose sum times the largest factor, 1 + boost, is below the
+// worst kept is passed over without computing its factor. The factors
+// computed are memoised by the slots matched and the name's length, on
+// which alone they depend in one search.
+func (r *BM25F) rank(s *scratch, k int) []ranked {
 	boost := r.params.NameBoost
-	if boost == 0 {
-		return
-	}
 	total := 0.0
 	for _, v := range s.slotIDF {
 		total += v
 	}
-	if total == 0 {
-		return
+	scale := boost != 0 && total != 0
+	maxFactor := 1.0
+	if scale && boost > 0 {
+		maxFactor = 1 + boost
 	}
+	var memo factorMemo
+	top := &s.top
+	top.reset(k)
 	for _, d := range s.touched {
-		if hit := s.alt[d].name; hit != 0 {
-			s.score[d] *= nameFactor(boost, hit, int(r.nameTerms[d]), s.slotIDF, total)
+		v := s.score[d]
+		if !(v > 0) || !top.admits(v*maxFactor) {
+			continue
+		}
+		if hit := s.name[d]; scale && hit != 0 {
+			v *= memo.factor(boost, hit, int(r.nameTerms[d]), s.slotIDF, total)
+		}
+		if v > 0 && top.admits(v) {
+			top.add(v, r.idx.slots[d].seq, d)
 		}
 	}
+	return top.sorted()
+}
+
+// factorMemo remembers the name factors of one search, direct-mapped by
+// the matched slots and the name's length.
+type factorMemo struct {
+	entries [64]struct {
+		hit   uint64
+		n     int
+		f     float64
+		valid bool
+	}
+}
+
+// factor returns nameFactor(boost, hit, n, idf, total), computing it on a
+// miss.
+func (m *factorMemo) factor(boost float64, hit uint64, n int, idf []float64, total float64) float64 {
+	e := &m.entries[(hit*0x9E3779B97F4A7C15+uint64(n))>>58]
+	if e.valid && e.hit == hit && e.n == n {
+		return e.f
+	}
+	f := nameFactor(boost, hit, n, idf, total)
+	e.hit, e.n, e.f, e.valid = hit, n, f, true
+	return f
 }
 
 // nameFactor is the factor for a tool whose name has n distinct words when

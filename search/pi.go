@@ -253,7 +253,7 @@ func (r *PI) Search(q Query) Result {
 			s.score[p.slot] += idf * ((tf * (piK1 + 1)) / (tf + norm))
 		}
 	}
-	s.pos = idx.topK(s.touched, s.score, min(q.Limit, c.n), s.pos)
+	s.pos = idx.topK(s.touched, s.score, min(q.Limit, c.n), &s.top, s.pos)
 	top := s.pos
 	hits := make([]Hit, len(top))
 	for i, slot := range top {

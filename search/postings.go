@@ -207,29 +207,40 @@ func (c *candidates) df(term string, list []posting) int {
 	return df
 }
 
-// scratch holds per-search buffers, recycled through a pool.
+// scratch holds per-search buffers, recycled through a pool. The
+// per-document arrays are separate and small because every posting of a
+// search reads or writes them: on a large index they outgrow the cache,
+// and each array a posting touches costs a miss.
 type scratch struct {
-	mask    []bool
-	score   []float64
-	slotMax []float64
-	alt     []altAcc
-	flags   []uint64
-	touched []int32
-	altSeen []int32
-	slotIDF []float64
+	mask  []bool
+	score []float64
+	// name holds, per document, the bit set of the query slots that
+	// matched the tool's name; flags, when the query has required words,
+	// of the slots that matched at all; alt what one slot of several
+	// alternatives accumulates.
+	name      []uint64
+	flags     []uint64
+	alt       []altAcc
+	usedFlags bool
+	touched   []int32
+	named     []int32
+	altSeen   []int32
+	slotIDF   []float64
 	// slotDocs lists the documents one query slot of several alternatives
-	// matched; pos lists the positively scored documents topK ranks.
+	// matched; pos lists the documents topK ranks; top keeps the best
+	// ones; excluded lists the slots set in mask.
 	slotDocs []int32
 	pos      []int32
+	top      topSet
+	excluded []int32
 }
 
 // altAcc accumulates, per document, one query slot's weighted
-// frequencies (sum, reset after each slot) and, across slots, the bit set
-// of the slots that matched the tool's name; kept together because the
-// posting walk writes both.
+// frequencies (sum, reset after each alternative) and the best
+// alternative so far (slotMax, reset after the slot).
 type altAcc struct {
-	sum  float64
-	name uint64
+	sum     float64
+	slotMax float64
 }
 
 type scratchPool struct{ pool sync.Pool }
@@ -243,33 +254,53 @@ func (sp *scratchPool) get(n int) *scratch {
 	if cap(s.mask) < n {
 		s.mask = make([]bool, n)
 		s.score = make([]float64, n)
-		s.slotMax = make([]float64, n)
-		s.alt = make([]altAcc, n)
+		s.name = make([]uint64, n)
 		s.flags = make([]uint64, n)
+		s.alt = make([]altAcc, n)
 	}
 	s.mask = s.mask[:n]
 	s.score = s.score[:n]
-	s.slotMax = s.slotMax[:n]
-	s.alt = s.alt[:n]
+	s.name = s.name[:n]
 	s.flags = s.flags[:n]
+	s.alt = s.alt[:n]
 	return s
 }
 
-// put clears the touched entries and returns the buffers to the pool.
+// put clears the entries the search set and returns the buffers to the
+// pool.
 func (sp *scratchPool) put(s *scratch) {
 	for _, t := range s.touched {
 		s.score[t] = 0
-		s.slotMax[t] = 0
-		s.alt[t] = altAcc{}
-		s.flags[t] = 0
 	}
-	clear(s.mask)
+	if s.usedFlags {
+		for _, t := range s.touched {
+			s.flags[t] = 0
+		}
+		s.usedFlags = false
+	}
+	for _, t := range s.named {
+		s.name[t] = 0
+	}
+	for _, t := range s.excluded {
+		s.mask[t] = false
+	}
 	s.touched = s.touched[:0]
+	s.named = s.named[:0]
 	s.altSeen = s.altSeen[:0]
 	s.slotIDF = s.slotIDF[:0]
 	s.slotDocs = s.slotDocs[:0]
 	s.pos = s.pos[:0]
+	s.top.reset(0)
+	s.excluded = s.excluded[:0]
 	sp.pool.Put(s)
+}
+
+// setName records that query slot bit matched the name of document d.
+func (s *scratch) setName(d int32, bit uint64) {
+	if s.name[d] == 0 {
+		s.named = append(s.named, d)
+	}
+	s.name[d] |= bit
 }
 
 // candidates resolves exclusions into s.mask and computes the statistics.
@@ -281,7 +312,8 @@ func (p *postings) candidates(exclude []string, s *scratch) candidates {
 			continue
 		}
 		s.mask[slot] = true
-		c.excluded = append(c.excluded, slot)
+		s.excluded = append(s.excluded, slot)
+		c.excluded = s.excluded
 		c.n--
 		for f := range maxFields {
 			c.sumLen[f] -= float64(p.lens[slot][f])
@@ -293,77 +325,107 @@ func (p *postings) candidates(exclude []string, s *scratch) candidates {
 // topK returns the k best slots among those touched with a positive score,
 // by score descending and insertion order ascending. It keeps them in
 // pos, which it reuses, and returns a slice of it.
-func (p *postings) topK(touched []int32, score []float64, k int, pos []int32) []int32 {
-	better := func(a, b int32) int {
-		if c := cmp.Compare(score[b], score[a]); c != 0 {
-			return c
+func (p *postings) topK(touched []int32, score []float64, k int, top *topSet, pos []int32) []int32 {
+	top.reset(k)
+	for _, t := range touched {
+		if v := score[t]; v > 0 && top.admits(v) {
+			top.add(v, p.slots[t].seq, t)
 		}
-		return compareSeq(p, a, b)
 	}
 	pos = pos[:0]
-	for _, t := range touched {
-		if score[t] > 0 {
-			pos = append(pos, t)
-		}
-	}
-	if k <= 0 {
-		return nil
-	}
-	// Only matching documents are touched; when many match, keep the k
-	// best with a bounded heap before sorting.
-	if len(pos)/4 > k {
-		pos = append(pos[:0], selectTop(pos, k, better)...)
-	}
-	slices.SortFunc(pos, better)
-	if len(pos) > k {
-		pos = pos[:k]
+	for _, e := range top.sorted() {
+		pos = append(pos, e.slot)
 	}
 	return pos
+}
+
+// ranked is a scored document a topSet keeps.
+type ranked struct {
+	score float64
+	seq   uint64
+	slot  int32
+}
+
+// better orders ranked documents: by score descending, then by insertion
+// order.
+func better(a, b ranked) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// topSet keeps the k best of the documents added to it, in a heap whose
+// root is the worst one kept, so that most documents of a large result
+// are turned away by one comparison.
+type topSet struct {
+	k int
+	h []ranked
+}
+
+// reset empties the set to keep the k best.
+func (t *topSet) reset(k int) {
+	t.k = max(k, 0)
+	t.h = t.h[:0]
+}
+
+// admits reports whether a document of the given score might be kept:
+// false when the set keeps none, or is full and its worst document scores
+// higher.
+func (t *topSet) admits(score float64) bool {
+	if len(t.h) < t.k {
+		return true
+	}
+	return t.k > 0 && score >= t.h[0].score
+}
+
+// add offers a document, keeping it if it is among the k best so far.
+func (t *topSet) add(score float64, seq uint64, slot int32) {
+	e := ranked{score, seq, slot}
+	h := t.h
+	switch {
+	case t.k == 0:
+		return
+	case len(h) < t.k:
+		h = append(h, e)
+		for i := len(h) - 1; i > 0; {
+			parent := (i - 1) / 2
+			if better(h[i], h[parent]) <= 0 { // not worse than its parent
+				break
+			}
+			h[i], h[parent] = h[parent], h[i]
+			i = parent
+		}
+		t.h = h
+		return
+	case better(e, h[0]) >= 0: // not better than the worst kept
+		return
+	}
+	h[0] = e
+	for i := 0; ; {
+		l, w := 2*i+1, i
+		if l < len(h) && better(h[l], h[w]) > 0 {
+			w = l
+		}
+		if r := l + 1; r < len(h) && better(h[r], h[w]) > 0 {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
+}
+
+// sorted returns the kept documents, best first. The set is no longer a
+// heap after.
+func (t *topSet) sorted() []ranked {
+	slices.SortFunc(t.h, better)
+	return t.h
 }
 
 // compareSeq orders slots by insertion.
 func compareSeq(p *postings, a, b int32) int {
 	return cmp.Compare(p.slots[a].seq, p.slots[b].seq)
-}
-
-// selectTop keeps the k best elements of xs (unordered) using a bounded
-// max-heap of the worst kept element.
-func selectTop(xs []int32, k int, better func(a, b int32) int) []int32 {
-	h := make([]int32, 0, k)
-	// worse(a, b) reports whether a ranks below b.
-	worse := func(a, b int32) bool { return better(a, b) > 0 }
-	down := func(i int) {
-		for {
-			l, w := 2*i+1, i
-			if l < len(h) && worse(h[l], h[w]) {
-				w = l
-			}
-			if r := l + 1; r < len(h) && worse(h[r], h[w]) {
-				w = r
-			}
-			if w == i {
-				return
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
-		}
-	}
-	for _, x := range xs {
-		switch {
-		case len(h) < k:
-			h = append(h, x)
-			for i := len(h) - 1; i > 0; {
-				parent := (i - 1) / 2
-				if !worse(h[i], h[parent]) {
-					break
-				}
-				h[i], h[parent] = h[parent], h[i]
-				i = parent
-			}
-		case worse(h[0], x):
-			h[0] = x
-			down(0)
-		}
-	}
-	return h
 }
