@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -91,6 +92,9 @@ func (p *postings) add(name string, fields [][]string, newTerm func(string)) int
 		for _, tok := range toks {
 			id, ok := p.termID[tok]
 			if !ok {
+				// A copy: the term may be cut from a document's text,
+				// which the index must not keep alive.
+				tok = strings.Clone(tok)
 				id = int32(len(p.lists))
 				p.termID[tok] = id
 				p.lists = append(p.lists, nil)
