@@ -597,6 +597,9 @@ func unquote(s string) string {
 // orderIndexKeysFirst moves canonical array-index keys to the front in
 // numeric order, as JavaScript objects enumerate them.
 func orderIndexKeysFirst(n *node) {
+	if !slices.ContainsFunc(n.keys, func(k string) bool { _, ok := arrayIndex(k); return ok }) {
+		return
+	}
 	type kv struct {
 		idx uint64
 		key string
