@@ -311,29 +311,34 @@ func (a *analyzer) distinctWords(text string) int {
 // translations, other words as their analysed parts, and, when joined is
 // set, the joined form of a word of several parts.
 func (a *analyzer) terms(text string, out []string, joined bool) []string {
-	scan(text, func(w rawWord) {
-		if w.cjk {
-			out = a.cjkDocTerms(w.text, out)
-			return
-		}
-		if a.refWords {
-			for _, p := range piWords(w.text) {
-				if t, ok := a.word(p); ok {
-					out = append(out, t)
-				}
-			}
-			return
-		}
-		parts := a.split(w.text)
-		for _, p := range parts {
+	scan(text, func(w rawWord) { out = a.wordTerms(w, out, joined) })
+	return out
+}
+
+// wordTerms appends the terms of one word that scan found, as terms does:
+// they depend on the word's text alone, so that the index's build can
+// analyse each distinct word once.
+func (a *analyzer) wordTerms(w rawWord, out []string, joined bool) []string {
+	if w.cjk {
+		return a.cjkDocTerms(w.text, out)
+	}
+	if a.refWords {
+		for _, p := range piWords(w.text) {
 			if t, ok := a.word(p); ok {
 				out = append(out, t)
 			}
 		}
-		if joined && !a.noJoined && len(parts) > 1 {
-			out = append(out, a.compound(parts))
+		return out
+	}
+	parts := a.split(w.text)
+	for _, p := range parts {
+		if t, ok := a.word(p); ok {
+			out = append(out, t)
 		}
-	})
+	}
+	if joined && !a.noJoined && len(parts) > 1 {
+		out = append(out, a.compound(parts))
+	}
 	return out
 }
 

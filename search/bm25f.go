@@ -2,7 +2,6 @@ package search
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -211,18 +210,11 @@ func (r *BM25F) Params() Params { return r.params }
 // Name returns "toolshelf".
 func (r *BM25F) Name() string { return ModeToolshelf }
 
-// analyzed is a document after analysis.
-type analyzed struct {
-	fields [][]string
-	meta   docMeta
-	// nameTerms is the number of distinct words of the tool's own name.
-	nameTerms int
-}
-
-// analyze splits a document into its fields' terms. serverText holds the
-// analysed text of each server (serverTextKey); analyze only reads it, so
-// that documents can be analysed at once.
-func (r *BM25F) analyze(d Document, serverText map[string][]string) analyzed {
+// analyze counts a document's terms into w, field by field, and fills in
+// its metadata. serverText holds the analysed text of each server
+// (serverTextKey); analyze only reads it, so that documents can be
+// analysed at once.
+func (r *BM25F) analyze(w *termWorker, d Document, serverText map[string][]string, a *docAnalysis) {
 	short := d.OriginalName
 	server := strings.TrimPrefix(d.Namespace.Name, "mcp__")
 	if short == "" {
@@ -233,21 +225,38 @@ func (r *BM25F) analyze(d Document, serverText map[string][]string) analyzed {
 	}
 	// Each field analyses at most maxFieldText bytes (schema.go).
 	lead, body := splitLead(clipText(d.Description, maxFieldText))
-	fields := make([][]string, numFields)
 	name := newTextBudget()
 	short = name.take(short)
-	fields[fieldName] = r.an.fieldTerms(short, nil)
-	nameTerms := r.an.distinctWords(short)
-	fields[fieldLead] = r.an.fieldTerms(lead, nil)
-	fields[fieldBody] = r.an.fieldTerms(body, nil)
+	w.field = fieldName
+	a.lens[fieldName] = w.text(r.an, short)
+	a.nameTerms = uint8(min(r.an.distinctWords(short), 255))
+	w.field = fieldLead
+	a.lens[fieldLead] = w.text(r.an, lead)
+	w.field = fieldBody
+	a.lens[fieldBody] = w.text(r.an, body)
 	if len(d.Parameters) > 0 {
 		if schema, err := parseSchema(d.Parameters); err == nil {
-			fields[fieldParams] = r.schemaTerms(schema, nil, newTextBudget())
+			w.field = fieldParams
+			r.schemaText(schema, newTextBudget(), func(text string) {
+				a.lens[fieldParams] += w.text(r.an, text)
+			})
 		}
 	}
 	// The namespace as the reference reads it: mcp__github is mcp and github.
-	fields[fieldServer] = r.an.fieldTerms(clipText(d.Namespace.Name, maxFieldText), nil)
-	fields[fieldServerText] = serverText[serverTextKey(d.Namespace)]
+	w.field = fieldServer
+	a.lens[fieldServer] = w.text(r.an, clipText(d.Namespace.Name, maxFieldText))
+	w.field = fieldServerText
+	ids, ok := w.texts[d.Namespace]
+	if !ok {
+		for _, t := range serverText[serverTextKey(d.Namespace)] {
+			ids = append(ids, w.local(t))
+		}
+		w.texts[d.Namespace] = ids
+	}
+	for _, id := range ids {
+		w.occur(id)
+	}
+	a.lens[fieldServerText] = uint32(len(ids))
 
 	// Exact-name keys; a name without letters or digits has none.
 	keys := []string{normName(d.Name)}
@@ -257,9 +266,9 @@ func (r *BM25F) analyze(d Document, serverText map[string][]string) analyzed {
 			keys = append(keys, normName(server+"_"+d.OriginalName))
 		}
 	}
-	keys = slices.DeleteFunc(dedupe(keys), func(k string) bool { return k == "" })
-	return analyzed{fields: fields, meta: docMeta{display: d.Name, keys: keys, short: normName(short)},
-		nameTerms: nameTerms}
+	keys = slices.Clip(slices.DeleteFunc(dedupe(keys), func(k string) bool { return k == "" }))
+	a.meta = docMeta{display: d.Name, keys: keys, short: normName(short)}
+	a.words = a.meta.words()
 }
 
 // splitLead returns a description's first sentence (or line) and the rest.
@@ -277,13 +286,14 @@ func splitLead(desc string) (lead, body string) {
 	return desc[:cut], desc[cut:]
 }
 
-// schemaTerms collects the searchable text of a JSON Schema: property
-// names (as identifiers), descriptions, titles and string enum values,
+// schemaText passes text the searchable text of a JSON Schema, piece by
+// piece, each cut to what the text budget still allows: property names (to
+// be read as identifiers), descriptions, titles and string enum values,
 // following properties, items, additionalProperties, the anyOf, oneOf and
-// allOf variants and $defs/definitions, until the text budget is spent.
-func (r *BM25F) schemaTerms(n *node, out []string, b *textBudget) []string {
+// allOf variants and $defs/definitions, until the budget is spent.
+func (r *BM25F) schemaText(n *node, b *textBudget, text func(string)) {
 	if n == nil || n.kind != 'o' || *b <= 0 {
-		return out
+		return
 	}
 	keys := []string{"title", "description"}
 	if r.off.Has(FactorSchemaText) {
@@ -291,7 +301,7 @@ func (r *BM25F) schemaTerms(n *node, out []string, b *textBudget) []string {
 	}
 	for _, key := range keys {
 		if v := n.get(key); v != nil && v.kind == 's' {
-			out = r.an.fieldTerms(b.take(v.str), out)
+			text(b.take(v.str))
 		}
 	}
 	if r.off.Has(FactorSchemaText) {
@@ -299,50 +309,49 @@ func (r *BM25F) schemaTerms(n *node, out []string, b *textBudget) []string {
 		// through properties, items and the variants.
 		if props := n.get("properties"); props != nil && props.kind == 'o' {
 			for i, name := range props.keys {
-				out = r.an.fieldTerms(b.take(name), out)
-				out = r.schemaTerms(props.vals[i], out, b)
+				text(b.take(name))
+				r.schemaText(props.vals[i], b, text)
 			}
 		}
-		out = r.schemaTerms(n.get("items"), out, b)
+		r.schemaText(n.get("items"), b, text)
 		for _, key := range []string{"anyOf", "oneOf", "allOf"} {
 			if vs := n.get(key); vs != nil && vs.kind == 'a' {
 				for _, v := range vs.elems {
-					out = r.schemaTerms(v, out, b)
+					r.schemaText(v, b, text)
 				}
 			}
 		}
-		return out
+		return
 	}
 	if e := n.get("enum"); e != nil && e.kind == 'a' {
 		for _, v := range e.elems {
 			if v.kind == 's' {
-				out = r.an.fieldTerms(b.take(v.str), out)
+				text(b.take(v.str))
 			}
 		}
 	}
 	if props := n.get("properties"); props != nil && props.kind == 'o' {
 		for i, name := range props.keys {
-			out = r.an.fieldTerms(b.take(name), out)
-			out = r.schemaTerms(props.vals[i], out, b)
+			text(b.take(name))
+			r.schemaText(props.vals[i], b, text)
 		}
 	}
-	out = r.schemaTerms(n.get("items"), out, b)
-	out = r.schemaTerms(n.get("additionalProperties"), out, b)
+	r.schemaText(n.get("items"), b, text)
+	r.schemaText(n.get("additionalProperties"), b, text)
 	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
 		if vs := n.get(key); vs != nil && vs.kind == 'a' {
 			for _, v := range vs.elems {
-				out = r.schemaTerms(v, out, b)
+				r.schemaText(v, b, text)
 			}
 		}
 	}
 	for _, key := range []string{"$defs", "definitions"} {
 		if defs := n.get(key); defs != nil && defs.kind == 'o' {
 			for _, v := range defs.vals {
-				out = r.schemaTerms(v, out, b)
+				r.schemaText(v, b, text)
 			}
 		}
 	}
-	return out
 }
 
 // serverTextKey is the key of a server's description and instructions,
@@ -354,17 +363,17 @@ func serverTextKey(ns Namespace) string {
 	return ns.Description + "\x00" + ns.Instructions
 }
 
-// analyzeChunk is how many documents one worker of Add analyses at a time.
-const analyzeChunk = 64
-
-// Add indexes documents. It analyses them on as many processors as there
-// are, then indexes them in order, so the index does not depend on how the
-// work was shared.
-func (r *BM25F) Add(docs ...Document) {
-	// The tools of one server share its text: analysed once per Add.
+// serverTexts returns the analysed text of each server of docs, by
+// serverTextKey: the tools of one server share it, analysed once per Add.
+func (r *BM25F) serverTexts(docs []Document) map[string][]string {
 	serverText := make(map[string][]string)
+	seen := make(map[Namespace]bool)
 	for _, d := range docs {
 		ns := d.Namespace
+		if seen[ns] {
+			continue
+		}
+		seen[ns] = true
 		key := serverTextKey(ns)
 		if _, ok := serverText[key]; ok || key == "" {
 			continue
@@ -372,47 +381,44 @@ func (r *BM25F) Add(docs ...Document) {
 		terms := r.an.fieldTerms(clipText(ns.Description, maxFieldText), nil)
 		serverText[key] = r.an.fieldTerms(clipText(ns.Instructions, maxFieldText), terms)
 	}
-	as := make([]analyzed, len(docs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), (len(docs)+analyzeChunk-1)/analyzeChunk) {
-		wg.Go(func() {
-			for {
-				start := int(next.Add(analyzeChunk)) - analyzeChunk
-				if start >= len(docs) {
-					return
-				}
-				for i := start; i < min(start+analyzeChunk, len(docs)); i++ {
-					as[i] = r.analyze(docs[i], serverText)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	return serverText
+}
+
+// Add indexes documents, replacing those of the same name. It analyses
+// them on as many processors as there are and indexes them in order
+// (build.go), so the index does not depend on how the work was shared.
+func (r *BM25F) Add(docs ...Document) {
+	serverText := r.serverTexts(docs)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i, d := range docs {
-		if old, ok := r.idx.byName[d.Name]; ok {
-			r.dropMeta(old)
-		}
-		slot := r.idx.add(d.Name, as[i].fields, r.addFamily)
-		for int(slot) >= len(r.docs) {
-			r.docs = append(r.docs, docMeta{})
-			r.nameTerms = append(r.nameTerms, 0)
-			r.wlen = append(r.wlen, 0)
-		}
-		meta := as[i].meta
-		r.docs[slot] = meta
-		r.nameTerms[slot] = uint8(min(as[i].nameTerms, 255))
-		r.wlen[slot] = float32(r.weightedLen(slot))
-		for _, k := range meta.keys {
-			r.exact[k] = append(r.exact[k], slot)
-		}
-		for _, w := range meta.words() {
-			r.nameWords[w] = append(r.nameWords[w], slot)
-		}
-		r.shortKeys[meta.short] = append(r.shortKeys[meta.short], slot)
+	buildIndex(r.idx, docs, func(w *termWorker, d Document, a *docAnalysis) {
+		r.analyze(w, d, serverText, a)
+	}, r.addFamily, r.indexed)
+}
+
+// indexed records the metadata of a document just indexed in slot;
+// replaced reports that the slot held a document of the same name. Call
+// it with r.mu held for writing.
+func (r *BM25F) indexed(slot int32, replaced bool, a *docAnalysis) {
+	if replaced {
+		r.dropMeta(slot)
 	}
+	for int(slot) >= len(r.docs) {
+		r.docs = append(r.docs, docMeta{})
+		r.nameTerms = append(r.nameTerms, 0)
+		r.wlen = append(r.wlen, 0)
+	}
+	meta := a.meta
+	r.docs[slot] = meta
+	r.nameTerms[slot] = a.nameTerms
+	r.wlen[slot] = float32(r.weightedLen(slot))
+	for _, k := range meta.keys {
+		r.exact[k] = append(r.exact[k], slot)
+	}
+	for _, w := range a.words {
+		r.nameWords[w] = append(r.nameWords[w], slot)
+	}
+	r.shortKeys[meta.short] = append(r.shortKeys[meta.short], slot)
 }
 
 // words returns the distinct words, longer than two characters, of a

@@ -185,17 +185,19 @@ func NewPI() *PI { return &PI{idx: newPostings()} }
 // Name returns "pi".
 func (r *PI) Name() string { return ModePI }
 
-// Add indexes documents.
+// Add indexes documents, replacing those of the same name. It analyses
+// them on as many processors as there are and indexes them in order
+// (build.go).
 func (r *PI) Add(docs ...Document) {
-	toks := make([][]string, len(docs))
-	for i, d := range docs {
-		toks[i] = piTokenize(piDocumentText(d))
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i, d := range docs {
-		r.idx.add(d.Name, [][]string{toks[i]}, nil)
-	}
+	buildIndex(r.idx, docs, func(w *termWorker, d Document, a *docAnalysis) {
+		toks := piTokenize(piDocumentText(d))
+		for _, t := range toks {
+			w.term(t)
+		}
+		a.lens[0] = uint32(len(toks))
+	}, nil, nil)
 }
 
 // Remove drops documents.

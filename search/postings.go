@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -49,20 +50,55 @@ type postings struct {
 	termID map[string]int32
 	lists  [][]posting
 	sumLen [maxFields]float64
-	// at maps, while add builds one document's postings, a term id to
-	// its posting's index plus one (0: none yet); add clears what it set.
-	at []int32
 }
 
 func newPostings() *postings {
 	return &postings{byName: make(map[string]int32), termID: make(map[string]int32)}
 }
 
-// add indexes a document given as tokens per field (at most maxFields),
-// replacing a live document of the same name in place, and calls newTerm
-// (if not nil) with each term the index did not have. It returns the
-// document's slot.
-func (p *postings) add(name string, fields [][]string, newTerm func(string)) int32 {
+// intern returns the id of term t, adding it to the index's terms (a copy
+// of it, passed to newTerm if not nil) when the index did not have it.
+func (p *postings) intern(t string, newTerm func(string)) int32 {
+	if id, ok := p.termID[t]; ok {
+		return id
+	}
+	t = strings.Clone(t)
+	id := int32(len(p.lists))
+	p.termID[t] = id
+	p.lists = append(p.lists, nil)
+	if newTerm != nil {
+		newTerm(t)
+	}
+	return id
+}
+
+// addAnalysed indexes a document given as its field lengths and its
+// postings under the index's term ids (one per term; add's result for the
+// same terms), replacing a live document of the same name in place. It
+// sorts posts by term and returns the document's slot.
+func (p *postings) addAnalysed(name string, lens [maxFields]uint32, posts []localPosting) int32 {
+	slot := p.takeSlot(name)
+	d := &p.slots[slot]
+	p.lens[slot] = lens
+	for f, n := range lens {
+		p.sumLen[f] += float64(n)
+	}
+	slices.SortFunc(posts, func(a, b localPosting) int { return cmp.Compare(a.term, b.term) })
+	if len(posts) > 0 {
+		d.terms = make([]int32, len(posts))
+	}
+	for i, lp := range posts {
+		d.terms[i] = lp.term
+		p.lists[lp.term] = append(p.lists[lp.term], posting{slot: slot, tf: lp.tf, in: lp.in})
+	}
+	p.live++
+	return slot
+}
+
+// takeSlot returns the slot for a document: a live document's of the same
+// name, unindexed, keeping its sequence number, or a free or new one with
+// the next. The slot is live, with no terms.
+func (p *postings) takeSlot(name string) int32 {
 	slot, exists := p.byName[name]
 	var seq uint64
 	if exists {
@@ -81,44 +117,7 @@ func (p *postings) add(name string, fields [][]string, newTerm func(string)) int
 		}
 		p.byName[name] = slot
 	}
-	d := docSlot{name: name, seq: seq, live: true}
-	// The document's postings, built in place: p.at maps a term id to its
-	// posting in ps.
-	var ps []posting
-	for f, toks := range fields {
-		p.lens[slot][f] = uint32(len(toks))
-		p.sumLen[f] += float64(len(toks))
-		for _, tok := range toks {
-			id, ok := p.termID[tok]
-			if !ok {
-				id = int32(len(p.lists))
-				p.termID[tok] = id
-				p.lists = append(p.lists, nil)
-				p.at = append(p.at, 0)
-				if newTerm != nil {
-					newTerm(tok)
-				}
-			}
-			i := p.at[id] - 1
-			if i < 0 {
-				i = int32(len(ps))
-				p.at[id] = i + 1
-				ps = append(ps, posting{slot: slot})
-				d.terms = append(d.terms, id)
-			}
-			if pp := &ps[i]; pp.tf[f] < maxTF {
-				pp.tf[f]++
-				pp.in |= 1 << f
-			}
-		}
-	}
-	slices.Sort(d.terms)
-	for _, id := range d.terms {
-		p.lists[id] = append(p.lists[id], ps[p.at[id]-1])
-		p.at[id] = 0
-	}
-	p.slots[slot] = d
-	p.live++
+	p.slots[slot] = docSlot{name: name, seq: seq, live: true}
 	return slot
 }
 

@@ -1,11 +1,13 @@
 package search
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -106,11 +108,58 @@ func (n *node) get(key string) *node {
 // errSchemaFull stops the schema reader at maxSchemaValues.
 var errSchemaFull = errors.New("schema value cap reached")
 
-// schemaReader decodes a schema within the caps.
+// errSchemaEnd is the end of a schema's bytes inside a value.
+var errSchemaEnd = errors.New("unexpected end of JSON input")
+
+// schemaCaps bounds one schema read: the bytes read, the values kept and
+// the nesting kept.
+type schemaCaps struct {
+	bytes, values, depth int
+}
+
+// defaultSchemaCaps are the caps the rankers read schemas with.
+var defaultSchemaCaps = schemaCaps{bytes: maxSchemaBytes, values: maxSchemaValues, depth: maxSchemaDepth}
+
+// readState is where the schema reader's tokenizer is in the value
+// structure, the states encoding/json's Decoder.Token goes through.
+type readState uint8
+
+const (
+	readTop         readState = iota // before the top-level value
+	readArrayStart                   // after [
+	readArrayValue                   // after a comma in an array
+	readArrayComma                   // after an array element
+	readObjectStart                  // after {
+	readObjectKey                    // after a comma in an object
+	readObjectColon                  // after an object key
+	readObjectValue                  // after a colon
+	readObjectComma                  // after an object member's value
+)
+
+// schemaToken is one token of a schema: a delimiter ({ } [ ]), a string
+// ('s', with its decoded text) or another scalar ('x').
+type schemaToken struct {
+	kind byte
+	str  string
+}
+
+// schemaReader decodes a schema within the caps. Its tokenizer reads the
+// schema in memory and takes the tokens encoding/json's Decoder.Token
+// takes, refusing what it refuses at the same token and decoding strings
+// the same way (invalid UTF-8 and unpaired surrogates become U+FFFD), so
+// that the tree, and the front kept past a cap, are the same
+// (FuzzSchemaReaderOracle compares the two). It allocates little per
+// value: one copy of the schema, from which strings without escapes are
+// cut, and nodes from slabs.
 type schemaReader struct {
-	dec  *json.Decoder
-	left int  // values that may still be kept
-	cut  bool // the data was cut at maxSchemaBytes
+	src   string
+	pos   int
+	state readState
+	stack []readState // the states to return to after each open value
+	left  int         // values that may still be kept
+	depth int         // the nesting kept
+	cut   bool        // the data was cut at the byte cap
+	slab  []node
 }
 
 // parseSchema decodes JSON keeping key order. Objects list their keys the
@@ -119,14 +168,19 @@ type schemaReader struct {
 // its first position and takes the last value. It reads at most
 // maxSchemaBytes and keeps at most maxSchemaValues values: past a cap it
 // returns what it read until then, every value complete. Time and memory
-// grow linearly with what it reads.
+// grow linearly with what it reads. What follows the top-level value is
+// not read.
 func parseSchema(data []byte) (*node, error) {
-	r := schemaReader{left: maxSchemaValues}
-	if len(data) > maxSchemaBytes {
-		data, r.cut = data[:maxSchemaBytes], true
+	return parseSchemaCaps(data, defaultSchemaCaps)
+}
+
+// parseSchemaCaps is parseSchema within the given caps.
+func parseSchemaCaps(data []byte, caps schemaCaps) (*node, error) {
+	r := schemaReader{left: caps.values, depth: caps.depth}
+	if len(data) > caps.bytes {
+		data, r.cut = data[:caps.bytes], true
 	}
-	r.dec = json.NewDecoder(bytes.NewReader(data))
-	r.dec.UseNumber()
+	r.src = string(data)
 	n, err := r.value(0)
 	if err != nil && n != nil && (errors.Is(err, errSchemaFull) || r.cut) {
 		return n, nil // a cap stopped the reader: keep the front
@@ -137,30 +191,39 @@ func parseSchema(data []byte) (*node, error) {
 	return n, nil
 }
 
+// newNode returns a node of the given kind from the reader's slab.
+func (r *schemaReader) newNode(kind byte) *node {
+	if len(r.slab) == cap(r.slab) {
+		r.slab = make([]node, 0, min(max(2*cap(r.slab), 8), 512))
+	}
+	r.slab = append(r.slab, node{kind: kind})
+	return &r.slab[len(r.slab)-1]
+}
+
 // value reads one value. On an error it returns the part of an object or
 // array read before it (complete members only) with the error.
 func (r *schemaReader) value(depth int) (*node, error) {
 	if r.left <= 0 {
 		return nil, errSchemaFull
 	}
-	tok, err := r.dec.Token()
+	tok, err := r.token()
 	if err != nil {
 		return nil, err
 	}
 	r.left--
-	switch t := tok.(type) {
-	case json.Delim:
-		if depth >= maxSchemaDepth {
-			return &node{kind: 'x'}, skipValue(r.dec)
+	switch tok.kind {
+	case '{', '[':
+		if depth >= r.depth {
+			return r.newNode('x'), r.skipValue()
 		}
-		if t == '{' {
-			n := &node{kind: 'o'}
+		if tok.kind == '{' {
+			n := r.newNode('o')
 			err := r.members(n, depth)
 			orderIndexKeysFirst(n)
 			return n, err
 		}
-		n := &node{kind: 'a'}
-		for r.dec.More() {
+		n := r.newNode('a')
+		for r.more() {
 			v, err := r.value(depth + 1)
 			if v != nil {
 				n.elems = append(n.elems, v)
@@ -169,56 +232,374 @@ func (r *schemaReader) value(depth int) (*node, error) {
 				return n, err
 			}
 		}
-		_, err := r.dec.Token()
+		_, err := r.token()
 		return n, err
-	case string:
-		return &node{kind: 's', str: t}, nil
+	case 's':
+		n := r.newNode('s')
+		n.str = tok.str
+		return n, nil
 	}
-	return &node{kind: 'x'}, nil
+	return r.newNode('x'), nil
 }
 
 // members reads an object's members after its opening brace.
 func (r *schemaReader) members(n *node, depth int) error {
-	for r.dec.More() {
-		kt, err := r.dec.Token()
+	for r.more() {
+		kt, err := r.token()
 		if err != nil {
 			return err
 		}
-		key, _ := kt.(string)
 		v, err := r.value(depth + 1)
 		if v != nil {
-			n.set(key, v)
+			n.set(kt.str, v)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	_, err := r.dec.Token()
+	_, err := r.token()
 	return err
 }
 
 // skipValue reads the rest of an object or array whose opening delimiter
 // was just read, without recursion.
-func skipValue(dec *json.Decoder) error {
+func (r *schemaReader) skipValue() error {
 	for open := 1; open > 0; {
-		tok, err := dec.Token()
+		tok, err := r.token()
 		if err != nil {
 			return err
 		}
-		if d, ok := tok.(json.Delim); ok {
-			if d == '{' || d == '[' {
-				open++
-			} else {
-				open--
-			}
+		switch tok.kind {
+		case '{', '[':
+			open++
+		case '}', ']':
+			open--
 		}
 	}
 	return nil
 }
 
+// peek returns the next byte that is not white space, without reading it.
+func (r *schemaReader) peek() (byte, error) {
+	for ; r.pos < len(r.src); r.pos++ {
+		switch c := r.src[r.pos]; c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return c, nil
+		}
+	}
+	return 0, errSchemaEnd
+}
+
+// more reports whether the current array or object has another element.
+func (r *schemaReader) more() bool {
+	c, err := r.peek()
+	return err == nil && c != ']' && c != '}'
+}
+
+// valueAllowed reports whether a value may start here.
+func (r *schemaReader) valueAllowed() bool {
+	switch r.state {
+	case readTop, readArrayStart, readArrayValue, readObjectValue:
+		return true
+	}
+	return false
+}
+
+// valueEnd moves past a value just read.
+func (r *schemaReader) valueEnd() {
+	switch r.state {
+	case readArrayStart, readArrayValue:
+		r.state = readArrayComma
+	case readObjectValue:
+		r.state = readObjectComma
+	}
+}
+
+// syntaxError reports byte c where it may not be.
+func (r *schemaReader) syntaxError(c byte) error {
+	return fmt.Errorf("invalid character %q at offset %d of the schema", c, r.pos)
+}
+
+// token reads the next token, checking that it may come where it does.
+func (r *schemaReader) token() (schemaToken, error) {
+	for {
+		c, err := r.peek()
+		if err != nil {
+			return schemaToken{}, err
+		}
+		switch c {
+		case '[', '{':
+			if !r.valueAllowed() {
+				return schemaToken{}, r.syntaxError(c)
+			}
+			r.pos++
+			r.stack = append(r.stack, r.state)
+			r.state = readArrayStart
+			if c == '{' {
+				r.state = readObjectStart
+			}
+			return schemaToken{kind: c}, nil
+		case ']', '}':
+			open, comma := readArrayStart, readArrayComma
+			if c == '}' {
+				open, comma = readObjectStart, readObjectComma
+			}
+			if r.state != open && r.state != comma {
+				return schemaToken{}, r.syntaxError(c)
+			}
+			r.pos++
+			r.state = r.stack[len(r.stack)-1]
+			r.stack = r.stack[:len(r.stack)-1]
+			r.valueEnd()
+			return schemaToken{kind: c}, nil
+		case ':':
+			if r.state != readObjectColon {
+				return schemaToken{}, r.syntaxError(c)
+			}
+			r.pos++
+			r.state = readObjectValue
+			continue
+		case ',':
+			switch r.state {
+			case readArrayComma:
+				r.state = readArrayValue
+			case readObjectComma:
+				r.state = readObjectKey
+			default:
+				return schemaToken{}, r.syntaxError(c)
+			}
+			r.pos++
+			continue
+		case '"':
+			if r.state == readObjectStart || r.state == readObjectKey {
+				s, err := r.str()
+				if err != nil {
+					return schemaToken{}, err
+				}
+				r.state = readObjectColon
+				return schemaToken{kind: 's', str: s}, nil
+			}
+		}
+		if !r.valueAllowed() {
+			return schemaToken{}, r.syntaxError(c)
+		}
+		tok, err := r.scalar(c)
+		if err != nil {
+			return schemaToken{}, err
+		}
+		r.valueEnd()
+		return tok, nil
+	}
+}
+
+// scalar reads a string, number or literal starting with c.
+func (r *schemaReader) scalar(c byte) (schemaToken, error) {
+	switch {
+	case c == '"':
+		s, err := r.str()
+		return schemaToken{kind: 's', str: s}, err
+	case c == '-' || isDigitASCII(c):
+		return schemaToken{kind: 'x'}, r.number()
+	}
+	for _, lit := range [...]string{"true", "false", "null"} {
+		if lit[0] != c {
+			continue
+		}
+		rest := r.src[r.pos:]
+		if strings.HasPrefix(rest, lit) {
+			r.pos += len(lit)
+			return schemaToken{kind: 'x'}, nil
+		}
+		if strings.HasPrefix(lit, rest) {
+			return schemaToken{}, errSchemaEnd
+		}
+		break
+	}
+	return schemaToken{}, r.syntaxError(c)
+}
+
+// number reads a JSON number: what follows it ends it, whatever it is.
+func (r *schemaReader) number() error {
+	s, i := r.src, r.pos
+	digits := func() error {
+		if i >= len(s) {
+			return errSchemaEnd
+		}
+		if !isDigitASCII(s[i]) {
+			return fmt.Errorf("invalid character %q in a number at offset %d of the schema", s[i], i)
+		}
+		for i < len(s) && isDigitASCII(s[i]) {
+			i++
+		}
+		return nil
+	}
+	if s[i] == '-' {
+		i++
+	}
+	if i < len(s) && s[i] == '0' {
+		i++
+	} else if err := digits(); err != nil {
+		return err
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if err := digits(); err != nil {
+			return err
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if err := digits(); err != nil {
+			return err
+		}
+	}
+	r.pos = i
+	return nil
+}
+
+// str reads a string whose opening quote is at r.pos and returns its
+// text: cut from the schema when it has no escapes and is valid UTF-8,
+// decoded otherwise.
+func (r *schemaReader) str() (string, error) {
+	s := r.src
+	start := r.pos + 1
+	plain := true
+	for i := start; ; {
+		if i >= len(s) {
+			return "", errSchemaEnd
+		}
+		switch c := s[i]; {
+		case c == '"':
+			r.pos = i + 1
+			if plain {
+				return s[start:i], nil
+			}
+			return unquote(s[start:i]), nil
+		case c == '\\':
+			plain = false
+			i++
+			if i >= len(s) {
+				return "", errSchemaEnd
+			}
+			switch s[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				for range 4 {
+					i++
+					if i >= len(s) {
+						return "", errSchemaEnd
+					}
+					if hexValue(s[i]) < 0 {
+						return "", fmt.Errorf("invalid character %q in a \\u escape at offset %d of the schema", s[i], i)
+					}
+				}
+				i++
+			default:
+				return "", fmt.Errorf("invalid escape \\%c at offset %d of the schema", s[i], i)
+			}
+		case c < ' ':
+			return "", fmt.Errorf("control character %#x in a string at offset %d of the schema", c, i)
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			rr, size := utf8.DecodeRuneInString(s[i:])
+			if rr == utf8.RuneError && size == 1 {
+				plain = false
+			}
+			i += size
+		}
+	}
+}
+
+// hexValue returns the value of a hexadecimal digit, or -1.
+func hexValue(c byte) rune {
+	switch {
+	case '0' <= c && c <= '9':
+		return rune(c - '0')
+	case 'a' <= c && c <= 'f':
+		return rune(c - 'a' + 10)
+	case 'A' <= c && c <= 'F':
+		return rune(c - 'A' + 10)
+	}
+	return -1
+}
+
+// hex4 returns the value of the \uXXXX escape at the front of s, or -1.
+func hex4(s string) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	var v rune
+	for i := 2; i < 6; i++ {
+		d := hexValue(s[i])
+		if d < 0 {
+			return -1
+		}
+		v = v*16 + d
+	}
+	return v
+}
+
+// unquote decodes the text of a valid JSON string (between its quotes)
+// the way encoding/json does: escapes decoded, a surrogate pair combined,
+// an unpaired surrogate and each byte of invalid UTF-8 replaced by U+FFFD.
+func unquote(s string) string {
+	b := make([]byte, 0, len(s)+utf8.UTFMax)
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			switch e := s[i+1]; e {
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				rr := hex4(s[i:])
+				i += 6
+				if utf16.IsSurrogate(rr) {
+					if dec := utf16.DecodeRune(rr, hex4(s[i:])); dec != unicode.ReplacementChar {
+						i += 6
+						b = utf8.AppendRune(b, dec)
+						continue
+					}
+					rr = unicode.ReplacementChar
+				}
+				b = utf8.AppendRune(b, rr)
+				continue
+			default: // " \ /
+				b = append(b, e)
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			rr, size := utf8.DecodeRuneInString(s[i:])
+			b = utf8.AppendRune(b, rr)
+			i += size
+		}
+	}
+	return string(b)
+}
+
 // orderIndexKeysFirst moves canonical array-index keys to the front in
 // numeric order, as JavaScript objects enumerate them.
 func orderIndexKeysFirst(n *node) {
+	if !slices.ContainsFunc(n.keys, func(k string) bool { _, ok := arrayIndex(k); return ok }) {
+		return
+	}
 	type kv struct {
 		idx uint64
 		key string

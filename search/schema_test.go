@@ -117,23 +117,23 @@ func TestAnalysisIsCapped(t *testing.T) {
 	params := []byte(`{"type":"object","properties":{"a":{"type":"string","description":"` + long +
 		`"},"b":{"type":"string","description":"` + long + `"},"c":{"type":"string","description":"` + long +
 		`"},"d":{"type":"string","description":"` + long + `"}}}`)
-	a := r.analyze(Document{Name: "create_issue", Description: desc, Parameters: params,
+	a, terms := analyzeOne(r, Document{Name: "create_issue", Description: desc, Parameters: params,
 		Namespace: Namespace{Name: "mcp__big", Description: desc}}, map[string][]string{})
 	// A term costs at least two bytes of text ("a b" has one), so a field
 	// of maxFieldText bytes has fewer than maxFieldText terms.
-	for f, terms := range a.fields {
-		if len(terms) > maxFieldText {
-			t.Errorf("field %d: %d terms, want at most %d", f, len(terms), maxFieldText)
+	for f, n := range a.lens {
+		if n > maxFieldText {
+			t.Errorf("field %d: %d terms, want at most %d", f, n, maxFieldText)
 		}
 	}
-	for _, term := range a.fields[fieldBody] {
-		if term == "zebrafinch" {
+	for i, term := range terms {
+		if term == "zebrafinch" && a.posts[i].tf[fieldBody] > 0 {
 			t.Errorf("a word %d bytes into a description was indexed; the cap is %d", len(desc)-10, maxFieldText)
 		}
 	}
-	if len(a.fields[fieldLead]) == 0 || len(a.fields[fieldParams]) == 0 {
+	if a.lens[fieldLead] == 0 || a.lens[fieldParams] == 0 {
 		t.Errorf("capped fields lost their front: %v terms in the lead, %v in the parameters",
-			len(a.fields[fieldLead]), len(a.fields[fieldParams]))
+			a.lens[fieldLead], a.lens[fieldParams])
 	}
 	text := piDocumentText(Document{Name: "create_issue", Description: desc, Parameters: params,
 		Namespace: Namespace{Name: "mcp__big", Description: desc, Instructions: desc}})
@@ -185,7 +185,7 @@ func BenchmarkWideSchema(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("bm25f/%d", n), func(b *testing.B) {
 			for b.Loop() {
-				r.analyze(d, map[string][]string{})
+				analyzeOne(r, d, map[string][]string{})
 			}
 		})
 		b.Run(fmt.Sprintf("pi/%d", n), func(b *testing.B) {
