@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/toolshelf/toolshelf/gateway"
 	"github.com/toolshelf/toolshelf/internal/standin"
 	"github.com/toolshelf/toolshelf/mcpclient"
+	"github.com/toolshelf/toolshelf/tool"
 )
 
 // benchTools is the size of the upstream server the benchmarks use.
@@ -197,23 +199,204 @@ func BenchmarkCall(b *testing.B) {
 	}
 }
 
-// BenchmarkMemory reports the heap a gateway holds for an upstream server
-// of 10,000 tools once they are registered and indexed (heap-MiB), beside
-// the upstream server itself (upstream-MiB, in this process for the test).
+// profilePerServer is how many tools each upstream server of a shelf
+// profile holds.
+const profilePerServer = 5000
+
+// profile returns in-process upstream servers holding n tools in all,
+// made of renamed copies of the built-in corpus: copy c of the corpus's
+// server "github" contributes tools named "github-c_<tool>" (the first copy
+// keeps "github_<tool>"), and the tools are dealt in order to servers of
+// profilePerServer tools, named "up1", "up2", .... It also returns the
+// bytes of the tools' definitions (name, description and input schema).
+func profile(b *testing.B, n int) (servers []mcpclient.ServerConfig, defBytes int) {
+	b.Helper()
+	corpus, err := builtin.Servers()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var srv *mcp.Server
+	echo := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok " + string(req.Params.Arguments)}}}, nil
+	}
+	added := 0
+	for c := 1; added < n; c++ {
+		for _, s := range corpus {
+			prefix := s.Name
+			if c > 1 {
+				prefix = fmt.Sprintf("%s-%d", s.Name, c)
+			}
+			for _, t := range s.Tools {
+				if added == n {
+					break
+				}
+				if added%profilePerServer == 0 {
+					name := fmt.Sprintf("up%d", len(servers)+1)
+					srv = mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+					servers = append(servers, mcpclient.ServerConfig{Name: name, Server: srv})
+				}
+				name := prefix + "_" + t.Name
+				srv.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: json.RawMessage(t.InputSchema)}, echo)
+				defBytes += len(name) + len(t.Description) + len(t.InputSchema)
+				added++
+			}
+		}
+	}
+	return servers, defBytes
+}
+
+// startShelf starts a gateway over servers and waits for their tools to be
+// registered. Sync says whether to index them too before returning.
+func startShelf(b *testing.B, servers []mcpclient.ServerConfig) (*gateway.Gateway, *toolshelf.Shelf) {
+	b.Helper()
+	cfg, _ := gateway.ShelfConfig(servers)
+	shelf, err := toolshelf.New(b.Context(), toolshelf.Config{Servers: cfg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := shelf.MCP().WaitAll(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	g, err := gateway.New(shelf, gateway.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g, shelf
+}
+
+// search calls tool_search once and returns its text.
+func search(b *testing.B, cs *mcp.ClientSession, query string) string {
+	b.Helper()
+	res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "tool_search", Arguments: map[string]any{"query": query}})
+	if err != nil || res.IsError {
+		b.Fatal(err, res)
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(t.Text)
+		}
+	}
+	return text.String()
+}
+
+// BenchmarkStartToFirstSearch measures a gateway's start (the shelf's
+// construction, the upstream servers' connections and tool lists) to its
+// first tool_search answer over stdio, which indexes the tools, for shelf
+// profiles of 10,000 and 100,000 tools (s/first-search; the upstream
+// servers are built beforehand and live in this process).
+func BenchmarkStartToFirstSearch(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			servers, _ := profile(b, n)
+			var total time.Duration
+			for b.Loop() {
+				start := time.Now()
+				g, shelf := startShelf(b, servers)
+				cs := serve(b, g, "stdio")
+				if got := search(b, cs, "create an issue in a repository"); !strings.Contains(got, "issue") {
+					b.Fatalf("first search answered %q", got)
+				}
+				total += time.Since(start)
+				cs.Close()
+				g.Close()
+				shelf.Close()
+			}
+			b.ReportMetric(total.Seconds()/float64(b.N), "s/first-search")
+		})
+	}
+}
+
+// BenchmarkMemory reports the heap a gateway holds for its upstream tools
+// once they are registered and indexed (heap-MiB, and heap-B/tool beside
+// the definitions' own def-B/tool), beside the upstream servers themselves
+// (upstream-MiB, in this process for the test): for one server of 10,000
+// tools (as before) and for shelf profiles of 10,000 and 100,000 tools.
 func BenchmarkMemory(b *testing.B) {
+	measure := func(b *testing.B, n int, build func() []mcpclient.ServerConfig, defBytes *int) {
+		for b.Loop() {
+			var m0, m1, m2 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			servers := build()
+			runtime.GC()
+			runtime.ReadMemStats(&m1)
+			g, shelf := startShelf(b, servers)
+			shelf.Searcher().Sync()
+			runtime.GC()
+			runtime.ReadMemStats(&m2)
+			heap := float64(m2.HeapAlloc) - float64(m1.HeapAlloc)
+			b.ReportMetric(heap/(1<<20), "heap-MiB")
+			b.ReportMetric(heap/float64(n), "heap-B/tool")
+			b.ReportMetric(float64(*defBytes)/float64(n), "def-B/tool")
+			b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/(1<<20), "upstream-MiB")
+			g.Close()
+			shelf.Close()
+			runtime.KeepAlive(servers)
+		}
+	}
+	b.Run("one-server", func(b *testing.B) {
+		defBytes := 0
+		measure(b, benchTools, func() []mcpclient.ServerConfig {
+			_, defBytes = profile(b, benchTools) // the same definitions, counted
+			return []mcpclient.ServerConfig{{Name: "big", Server: bigUpstream(b, benchTools)}}
+		}, &defBytes)
+	})
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			defBytes := 0
+			measure(b, n, func() []mcpclient.ServerConfig {
+				var s []mcpclient.ServerConfig
+				s, defBytes = profile(b, n)
+				return s
+			}, &defBytes)
+		})
+	}
+}
+
+// BenchmarkListChanged measures one upstream server's tool list change on
+// a shelf of 100,000 tools: a server of 100 tools drops one tool and adds
+// another, and the time runs until a tool_search over stdio finds the
+// added tool (after the refresh registered it).
+func BenchmarkListChanged(b *testing.B) {
+	servers, _ := profile(b, 100000-100)
+	corpus, err := builtin.Servers()
+	if err != nil {
+		b.Fatal(err)
+	}
+	changing := mcp.NewServer(&mcp.Implementation{Name: "changing", Version: "1"}, nil)
+	noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil }
+	for i, t := range corpus[0].Tools {
+		if i == 99 {
+			break
+		}
+		changing.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.InputSchema)}, noop)
+	}
+	changing.AddTool(&mcp.Tool{Name: "fresh_0", Description: "Fresh tool zero.", InputSchema: json.RawMessage(`{"type":"object"}`)}, noop)
+	servers = append(servers, mcpclient.ServerConfig{Name: "changing", Server: changing})
+	g, shelf := startShelf(b, servers)
+	b.Cleanup(func() { g.Close(); shelf.Close() })
+	cs := serve(b, g, "stdio")
+	search(b, cs, "create an issue in a repository") // indexes the shelf
+
+	registered := make(chan string, 16)
+	cancel := shelf.Registry().Subscribe(func(c tool.Change) {
+		for _, name := range c.Registered {
+			registered <- name
+		}
+	})
+	defer cancel()
+	i := 0
 	for b.Loop() {
-		var m0, m1, m2 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
-		up := bigUpstream(b, benchTools)
-		runtime.GC()
-		runtime.ReadMemStats(&m1)
-		g, shelf := connected(b, up)
-		runtime.GC()
-		runtime.ReadMemStats(&m2)
-		b.ReportMetric(float64(m2.HeapAlloc-m1.HeapAlloc)/(1<<20), "heap-MiB")
-		b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/(1<<20), "upstream-MiB")
-		runtime.KeepAlive(g)
-		runtime.KeepAlive(shelf)
+		i++
+		word := fmt.Sprintf("zq%dx", i) // a word no other tool has
+		changing.RemoveTools(fmt.Sprintf("fresh_%d", i-1))
+		changing.AddTool(&mcp.Tool{Name: fmt.Sprintf("fresh_%d", i), Description: "Fresh tool " + word + ".", InputSchema: json.RawMessage(`{"type":"object"}`)}, noop)
+		want := fmt.Sprintf("mcp__changing__fresh_%d", i)
+		for name := <-registered; name != want; name = <-registered {
+		}
+		if got := search(b, cs, word); !strings.Contains(got, want) {
+			b.Fatalf("search for %s answered %q", word, got)
+		}
 	}
 }

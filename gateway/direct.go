@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -23,7 +24,9 @@ type directServer struct {
 	cancel func()
 
 	mu    sync.Mutex
-	shown map[string]string    // name → the definition last added, as JSON
+	rev   uint64               // the registry revision sync last followed
+	seed  maphash.Seed         // of the hashes in shown
+	shown map[string]uint64    // name → a hash of the definition last added, as JSON
 	defs  map[string]*mcp.Tool // name → that definition
 
 	// waited is set once a tools/list has waited for the servers that
@@ -45,7 +48,7 @@ type directServer struct {
 const FirstListWait = 4 * time.Second
 
 func (g *Gateway) newDirect() *directServer {
-	d := &directServer{g: g, shown: map[string]string{}, defs: map[string]*mcp.Tool{}}
+	d := &directServer{g: g, seed: maphash.MakeSeed(), shown: map[string]uint64{}, defs: map[string]*mcp.Tool{}}
 	// The tools capability is declared from the start: the surface has no
 	// tool until an upstream server connects, and a client that reads
 	// capabilities would otherwise never list them. (Logging, which the
@@ -61,34 +64,37 @@ func (g *Gateway) newDirect() *directServer {
 	return d
 }
 
-// sync brings the server's tools in step with the registry.
+// sync brings the server's tools in step with the registry. It looks only
+// at the tools registered or re-registered since the last sync
+// ([tool.Registry.ChangedSince]), so a registry change costs in proportion
+// to what changed, not to the shelf's size; a re-registered tool whose
+// definition is the one shown is left as it is.
 func (d *directServer) sync() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	want := map[string]bool{}
-	for _, t := range d.g.reg.Tools() {
+	changed, rev := d.g.reg.ChangedSince(d.rev)
+	d.rev = rev
+	var gone []string
+	for _, t := range changed {
 		if !callable(t) {
+			if _, ok := d.shown[t.Name]; ok {
+				gone = append(gone, t.Name)
+			}
 			continue
 		}
-		want[t.Name] = true
 		mt := d.g.mcpTool(t)
 		b, _ := json.Marshal(mt)
-		if d.shown[t.Name] == string(b) {
+		h := maphash.Bytes(d.seed, b)
+		if old, ok := d.shown[t.Name]; ok && old == h {
 			continue
 		}
-		d.shown[t.Name], d.defs[t.Name] = string(b), mt
+		d.shown[t.Name], d.defs[t.Name] = h, mt
 		name := t.Name
 		d.srv.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return d.g.dispatch(ctx, Direct, name, req.Params.Arguments, func(t tool.Tool, err error) string {
 				return fmt.Sprintf("Invalid arguments for %s: %v", t.Name, err)
 			})
 		})
-	}
-	var gone []string
-	for name := range d.shown {
-		if !want[name] {
-			gone = append(gone, name)
-		}
 	}
 	if len(gone) > 0 {
 		slices.Sort(gone)

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -500,7 +502,19 @@ func (m *Manager) refresh(s *server, c *conn) error {
 	}
 	m.mu.Unlock()
 	slices.SortFunc(hide, func(a, b tool.Tool) int { return strings.Compare(a.Name, b.Name) })
-	all := append(tools, hide...)
+	// A tool listed as registered before is not registered again: only
+	// what the new list adds, redefines or drops reaches the registry, and
+	// so the search index (a list change re-indexes what changed).
+	var unchanged []tool.Tool
+	all := slices.DeleteFunc(tools, func(t tool.Tool) bool {
+		got, ok := m.reg.Get(t.Name)
+		if ok && got.Handler != nil && sameDefinition(got, t) {
+			unchanged = append(unchanged, got)
+			return true
+		}
+		return false
+	})
+	all = append(all, hide...)
 	if err := m.reg.Register(all...); err != nil {
 		for _, p := range catalog.Problems(err) {
 			s.log.Warn("tool skipped", "problem", p.Error())
@@ -510,6 +524,9 @@ func (m *Manager) refresh(s *server, c *conn) error {
 		m.reg.Activate(activate...)
 	}
 	m.mu.Lock()
+	for _, t := range unchanged {
+		s.registered[t.Origin.Tool] = t
+	}
 	for _, t := range all {
 		if got, ok := m.reg.Get(t.Name); ok && got.Origin == t.Origin {
 			s.registered[t.Origin.Tool] = got
@@ -560,3 +577,36 @@ func logProblem(s *server, err error) {
 
 // toolCount returns the number of the server's tools that are not hidden.
 func (m *Manager) toolCount(s *server) int { return m.toolCounts()[s.cfg.Name] }
+
+// sameDefinition reports whether next, a tool made of a tools/list answer,
+// defines what registered (as the registry holds it) does: the same name,
+// origin, text, schema (compared compacted, as the registry keeps it),
+// exposure, brief, namespace and annotations.
+func sameDefinition(registered, next tool.Tool) bool {
+	exposure := next.Exposure
+	if exposure == "" {
+		exposure = tool.Direct
+	}
+	if registered.Name != next.Name || registered.Origin != next.Origin || registered.Title != next.Title ||
+		registered.Description != next.Description || registered.Brief != next.Brief ||
+		registered.Exposure != exposure || registered.StartInactive != next.StartInactive ||
+		registered.Sequential != next.Sequential || len(registered.Reaches.Names) > 0 || registered.Reaches.All ||
+		registered.Reaches.Of != nil || next.Reaches.All || len(next.Reaches.Names) > 0 || next.Reaches.Of != nil {
+		return false
+	}
+	if (registered.Namespace == nil) != (next.Namespace == nil) ||
+		registered.Namespace != nil && *registered.Namespace != *next.Namespace {
+		return false
+	}
+	if !reflect.DeepEqual(registered.Annotations, next.Annotations) {
+		return false
+	}
+	if bytes.Equal(registered.Parameters, next.Parameters) {
+		return true
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, next.Parameters); err != nil {
+		return false
+	}
+	return bytes.Equal(registered.Parameters, buf.Bytes())
+}
