@@ -439,6 +439,31 @@ type listDocument struct {
 	Tools        []json.RawMessage `json:"tools"`
 }
 
+// encode returns the document as JSON, as json.Marshal would write it
+// but without compacting each tool again (json.Marshal made them, so they
+// are compact already): on a list of thousands of tools that pass cost
+// as much as encoding them.
+func (d listDocument) encode() ([]byte, error) {
+	head, err := json.Marshal(listDocument{Server: d.Server, Description: d.Description, Instructions: d.Instructions, Tools: []json.RawMessage{}})
+	if err != nil {
+		return nil, err
+	}
+	// head ends in "[]}": the tools go between the brackets.
+	size := len(head)
+	for _, t := range d.Tools {
+		size += len(t) + 1
+	}
+	out := make([]byte, 0, size)
+	out = append(out, head[:len(head)-2]...)
+	for i, t := range d.Tools {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, t...)
+	}
+	return append(out, "]}"...), nil
+}
+
 // refresh lists the server's tools (every page) and registers them: listed
 // tools with their configured exposure, tools that are no longer listed as
 // hidden. Tools that fail validation are skipped and logged.
@@ -462,7 +487,7 @@ func (m *Manager) refresh(s *server, c *conn) error {
 		}
 		doc.Tools = append(doc.Tools, raw)
 	}
-	data, err := json.Marshal(doc)
+	data, err := doc.encode()
 	if err != nil {
 		return err
 	}
