@@ -157,6 +157,11 @@ type Config struct {
 	// Progress, when set, is called after every task run, with the task
 	// runs done and their estimated cost ([Estimate]).
 	Progress func(Progress)
+	// Step, when set, is told what Run is doing, in a few words, as it
+	// starts each step (loading the tokenizer, the profile's servers,
+	// the task runs) and as each strategy and class finishes; calls are
+	// not concurrent.
+	Step func(string)
 	// Parallel bounds the runs executed at once; zero means GOMAXPROCS.
 	Parallel int
 	// Model builds a class's model on the benchmark's emulator; the
@@ -192,10 +197,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("--dump: %w", err)
 		}
 	}
+	var stepMu sync.Mutex
+	step := func(format string, args ...any) {
+		if cfg.Step == nil {
+			return
+		}
+		stepMu.Lock()
+		defer stepMu.Unlock()
+		cfg.Step(fmt.Sprintf(format, args...))
+	}
+	step("loading the tokenizer")
 	counter, err := tokens.Default()
 	if err != nil {
 		return nil, err
 	}
+	step("loading profile %s from the built-in catalog", cfg.Profile.Name)
 	servers, err := profileServers(cfg.Profile)
 	if err != nil {
 		return nil, err
@@ -231,6 +247,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		progress.WorkDone += work.task(s, c, t)
 		cfg.Progress(progress)
 	}
+	step("measuring %d servers, %d tools: %d task runs (%d tasks × %d strategies × %d classes), %d at once",
+		len(servers), toolCount(servers), progress.Total, len(cfg.Tasks), len(cfg.Strategies), len(cfg.Classes), cfg.Parallel)
 	results := make([]*RunResult, len(jobs))
 	errs := make([]error, len(jobs))
 	sem := make(chan struct{}, cfg.Parallel)
@@ -241,7 +259,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			defer func() { <-sem }()
 			r := &runner{cfg: &cfg, counter: counter, servers: servers, oracle: orc, rec: rec, em: em,
 				strategy: j.strategy, class: j.class, tick: tick}
+			start := time.Now()
 			results[i], errs[i] = r.run(ctx)
+			if errs[i] == nil {
+				step("measured %s on %s: %d tasks in %s", j.strategy, j.class, len(cfg.Tasks), time.Since(start).Round(time.Millisecond))
+			}
 		})
 	}
 	wg.Wait()
@@ -276,6 +298,15 @@ func (cfg Config) withDefaults() Config {
 		cfg.Parallel = runtime.GOMAXPROCS(0)
 	}
 	return cfg
+}
+
+// toolCount is the number of tools of the servers.
+func toolCount(servers []*catalog.Server) int {
+	n := 0
+	for _, s := range servers {
+		n += len(s.Tools)
+	}
+	return n
 }
 
 // profileServers returns the built-in catalog's servers of a profile.

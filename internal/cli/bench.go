@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -121,12 +122,14 @@ summary line ends with | learn(changes): requests=<first>,<second> input=… fai
 			}
 			for i, p := range profs {
 				cfg.Profile = p
-				cfg.Progress = prog.profile(i)
+				cfg.Progress, cfg.Step = prog.profile(i), prog.step(i)
+				prog.begin(i)
 				rep, err := bench.Run(e.ctx, cfg)
 				if err != nil {
 					prog.finish()
 					return err
 				}
+				prog.end(i)
 				prog.pause()
 				if i > 0 {
 					fmt.Fprintln(e.stdout)
@@ -160,7 +163,7 @@ summary line ends with | learn(changes): requests=<first>,<second> input=… fai
 	f.IntVar(&window, "context-window", 0, "prompt token limit of every model (default: per model, 128k-400k; -1: none)")
 	f.StringVar(&out, "out", "", "write report.json, report.md and report.svg (a bar chart of each run's input) here (one folder per profile when several run)")
 	f.StringVar(&dump, "dump", "", "write every request body here as NNNNN-<class>-<strategy>-<task>.json (full requests over the corpus are megabytes)")
-	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	f.BoolVar(&quiet, "quiet", false, "no progress on stderr (the bar on a terminal, the step lines elsewhere)")
 	f.IntVar(&budget, "budget", 0, "a budget of declared tool tokens for search and reference: past it, unload the least recently used loaded tools where the class pays least (0: none)")
 	f.BoolVar(&evict, "evict", false, "unload the tools searches loaded after each step's tool has run (search strategy), so tasks remove tools")
 	f.BoolVar(&prefetch, "prefetch", false, "also run search+prefetch: search with the prompt prefetched before each task's first request")
@@ -170,26 +173,36 @@ summary line ends with | learn(changes): requests=<first>,<second> input=… fai
 	return cmd
 }
 
-// benchProgress is bench's progress bar, one over every profile it runs
-// (on a terminal, unless --quiet): its share done and its estimate of the
-// time left come from the estimated work of all of them (bench.Estimate),
-// so the estimate neither starts over with each profile nor assumes that
-// every task, or every profile, costs what the first ones did.
+// benchProgress is what bench tells the person on stderr while it runs
+// (nothing with --quiet): a line for each step of each profile (loading,
+// measuring, each strategy and class measured, the profile done), and on
+// a terminal a progress bar over every profile it runs, elsewhere a line
+// at every tenth of a profile's work. The share done and the estimate of
+// the time left come from the estimated work of all the profiles
+// (bench.Estimate), so the estimate neither starts over with each
+// profile nor assumes that every task, or every profile, costs what the
+// first ones did.
 type benchProgress struct {
+	w     io.Writer
+	quiet bool
 	bar   *progressbar.ProgressBar
 	names []string
 	works []float64 // each profile's estimated work
 	total float64
 	start time.Time
 	now   func() time.Time
+
+	mu      sync.Mutex
+	tenths  int       // without a bar: the tenths of the current profile's work printed
+	started time.Time // when the current profile started
 }
 
 // progressSteps is the bar's resolution.
 const progressSteps = 1000
 
 func newBenchProgress(w io.Writer, quiet bool, cfg bench.Config, profs []bench.Profile) (*benchProgress, error) {
-	p := &benchProgress{now: time.Now}
-	if quiet || !isTerminal(w) {
+	p := &benchProgress{w: w, quiet: quiet, now: time.Now}
+	if quiet {
 		return p, nil
 	}
 	for _, prof := range profs {
@@ -203,20 +216,78 @@ func newBenchProgress(w io.Writer, quiet bool, cfg bench.Config, profs []bench.P
 		p.total += work
 	}
 	p.start = p.now()
-	p.bar = progressbar.NewOptions(progressSteps, progressbar.OptionSetWriter(w), progressbar.OptionSetPredictTime(false),
-		progressbar.OptionSetDescription(p.status(0, bench.Progress{})), progressbar.OptionClearOnFinish())
+	if isTerminal(w) {
+		p.bar = progressbar.NewOptions(progressSteps, progressbar.OptionSetWriter(w), progressbar.OptionSetPredictTime(false),
+			progressbar.OptionSetDescription(p.status(0, bench.Progress{})), progressbar.OptionClearOnFinish())
+	}
 	return p, nil
 }
 
-// profile returns the Progress callback of the i-th profile, nil when
-// there is no bar.
-func (p *benchProgress) profile(i int) func(bench.Progress) {
+// line prints a line about the i-th profile, above the bar when there
+// is one (the next update draws it again). The caller holds p.mu.
+func (p *benchProgress) line(i int, s string) {
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+	printLine(p.w, fmt.Sprintf("bench: profile %s (%d of %d): %s", p.names[i], i+1, len(p.names), s))
+}
+
+// begin notes that the i-th profile starts.
+func (p *benchProgress) begin(i int) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tenths, p.started = 0, p.now()
 	if p.bar == nil {
+		p.line(i, "starting")
+	}
+}
+
+// end notes that the i-th profile is done, with the time it took.
+func (p *benchProgress) end(i int) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.line(i, "done in "+p.now().Sub(p.started).Round(100*time.Millisecond).String())
+}
+
+// step returns the Step callback of the i-th profile, nil with --quiet.
+func (p *benchProgress) step(i int) func(string) {
+	if p.quiet {
+		return nil
+	}
+	return func(s string) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.line(i, s)
+	}
+}
+
+// profile returns the Progress callback of the i-th profile, nil with
+// --quiet.
+func (p *benchProgress) profile(i int) func(bench.Progress) {
+	if p.quiet {
 		return nil
 	}
 	return func(pr bench.Progress) {
-		p.bar.Describe(p.status(i, pr))
-		_ = p.bar.Set(int(progressSteps * p.done(i, pr) / p.total))
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.bar != nil {
+			p.bar.Describe(p.status(i, pr))
+			_ = p.bar.Set(int(progressSteps * p.done(i, pr) / p.total))
+			return
+		}
+		if pr.Work <= 0 {
+			return
+		}
+		if t := int(10 * pr.WorkDone / pr.Work); t > p.tenths {
+			p.tenths = t
+			p.line(i, p.counts(i, pr))
+		}
 	}
 }
 
@@ -236,7 +307,13 @@ func (p *benchProgress) done(i int, pr bench.Progress) float64 {
 // status is the bar's description: the profile, its tasks done, and the
 // time left, once there is enough done to tell.
 func (p *benchProgress) status(i int, pr bench.Progress) string {
-	s := fmt.Sprintf("profile %s (%d of %d), %d/%d tasks", p.names[i], i+1, len(p.names), pr.Done, pr.Total)
+	return fmt.Sprintf("profile %s (%d of %d), %s", p.names[i], i+1, len(p.names), p.counts(i, pr))
+}
+
+// counts is the task runs of the i-th profile done and the time left,
+// once there is enough done to tell.
+func (p *benchProgress) counts(i int, pr bench.Progress) string {
+	s := fmt.Sprintf("%d/%d tasks", pr.Done, pr.Total)
 	if left, ok := timeLeft(p.now().Sub(p.start), p.done(i, pr), p.total); ok {
 		s += ", about " + left.String() + " left"
 	}

@@ -130,10 +130,68 @@ func TestBenchTimeLeft(t *testing.T) {
 			t.Errorf("after %v: %q, want %q", c.after, got, c.want)
 		}
 	}
-	// Off a terminal there is no bar, and no estimate is made.
+	// Off a terminal there is no bar, but the lines have their callbacks;
+	// with --quiet there is neither, and no estimate is made.
 	prog, err := newBenchProgress(&strings.Builder{}, false, bench.Config{}, bench.Profiles())
-	if err != nil || prog.bar != nil || prog.profile(0) != nil || len(prog.works) != 0 {
+	if err != nil || prog.bar != nil || prog.profile(0) == nil || prog.step(0) == nil || len(prog.works) != 2 {
 		t.Errorf("off a terminal: %+v, %v", prog, err)
+	}
+	prog, err = newBenchProgress(&strings.Builder{}, true, bench.Config{}, bench.Profiles())
+	if err != nil || prog.bar != nil || prog.profile(0) != nil || prog.step(0) != nil || len(prog.works) != 0 {
+		t.Errorf("--quiet: %+v, %v", prog, err)
+	}
+}
+
+// TestBenchProgressOnStderr: off a terminal bench says on stderr what it
+// does from its start, a line a step (loading, measuring, each strategy
+// and class measured, a tenth of the work, the profile done); --quiet
+// says nothing there; stdout, the report, is the same either way.
+func TestBenchProgressOnStderr(t *testing.T) {
+	t.Parallel()
+	tasks := filepath.Join(t.TempDir(), "tasks.jsonl")
+	task := `{"id":"x1","prompt":"Post hello to #general on Slack.","lang":"en","steps":[{"server":"slack","tool":"slack_post_message","queries":["post slack message","send message to channel"]}]}` + "\n"
+	if err := os.WriteFile(tasks, []byte(task), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"bench", "--tasks", tasks, "--profile", "team", "--strategies", "search,full", "--classes", "changes,bridge"}
+	code, out, errOut := run(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+	const prefix = "bench: profile team (1 of 1): "
+	for _, l := range lines {
+		if !strings.HasPrefix(l, prefix) {
+			t.Errorf("stderr line %q does not start with %q", l, prefix)
+		}
+	}
+	want := []string{"starting", "loading the tokenizer", "loading profile team from the built-in catalog",
+		"measuring 11 servers, "}
+	if len(lines) < len(want)+4+2 {
+		t.Fatalf("stderr has %d lines, want the steps, 4 runs measured, the tenths and the end:\n%s", len(lines), errOut)
+	}
+	for i, w := range want {
+		if got := strings.TrimPrefix(lines[i], prefix); !strings.HasPrefix(got, w) {
+			t.Errorf("line %d %q, want %q first", i, got, w)
+		}
+	}
+	if !strings.Contains(lines[3], ": 4 task runs (1 tasks × 2 strategies × 2 classes)") {
+		t.Errorf("the measuring line %q does not count the task runs", lines[3])
+	}
+	for _, w := range []string{"measured search on changes: 1 tasks in ", "measured full on bridge: 1 tasks in ", "4/4 tasks"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errOut)
+		}
+	}
+	if last := strings.TrimPrefix(lines[len(lines)-1], prefix); !strings.HasPrefix(last, "done in ") {
+		t.Errorf("last line %q, want the profile done", last)
+	}
+	quietCode, quietOut, quietErr := run(t, append(args, "--quiet")...)
+	if quietCode != 0 || quietErr != "" {
+		t.Errorf("--quiet: exit %d, stderr %q", quietCode, quietErr)
+	}
+	if quietOut != out {
+		t.Errorf("stdout differs with --quiet:\n%s\n--- without:\n%s", quietOut, out)
 	}
 }
 
