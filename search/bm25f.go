@@ -61,9 +61,6 @@ type BM25F struct {
 	an     *analyzer
 	syn    *synonymTable
 	weight [maxFields]float64 // the field weights
-	// wtab holds weight[f] × tf for every field and frequency, so that a
-	// posting's weighted frequency costs loads, not conversions.
-	wtab [numFields][maxTF + 1]float64
 
 	// lastNorms caches the length-normalisation constants of the last
 	// search; scr recycles scratch buffers. Both are safe for concurrent
@@ -184,11 +181,6 @@ func newBM25F(o Options, p Params, fitOff Factor) (*BM25F, error) {
 		nameWords: make(map[string][]int32),
 		shortKeys: make(map[string][]int32),
 		families:  make(map[string][]string),
-	}
-	for f := range numFields {
-		for tf := range maxTF + 1 {
-			r.wtab[f][tf] = r.weight[f] * float64(tf)
-		}
 	}
 	return r, nil
 }
@@ -799,7 +791,7 @@ func (r *BM25F) normsFor(c *candidates) *norms {
 func (r *BM25F) tfw(p *posting) float64 {
 	var tfw float64
 	for f := range numFields {
-		tfw += r.wtab[f][p.tf[f]]
+		tfw += r.weight[f] * float64(p.tf[f])
 	}
 	return tfw
 }
