@@ -386,7 +386,11 @@ func (r *agentRound) codex(t *testing.T) (calls []string, results map[string]str
 	}
 	// No traffic beyond loopback: no update check or analytics, no
 	// plugin catalog (from GitHub and the ChatGPT backend, whose URL is a
-	// closed loopback port).
+	// closed loopback port). required = true, as the README says: Codex
+	// gives an optional MCP server about a second to start before its
+	// first turn, and a gateway still connecting its upstreams (on a busy
+	// machine, under -race) takes longer, so the turn went out without
+	// the gateway's tools.
 	config := fmt.Sprintf(`model = "gpt-5.5"
 model_provider = "emulator"
 check_for_update_on_startup = false
@@ -410,6 +414,7 @@ command = %s
 args = [%s]
 env = { %s = %s }
 default_tools_approval_mode = "approve"
+required = true
 `, tomlString(t, r.base+"/v1"), tomlString(t, exe), strings.Join(quoted, ", "), key, tomlString(t, value))
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
