@@ -14,9 +14,7 @@ import (
 //
 // Most tools of a large result cannot be among the k best: once k are
 // kept, a tool whose sum times the largest factor, 1 + boost, is below the
-// worst kept is passed over without computing its factor. The factors
-// computed are memoised by the slots matched and the name's length, on
-// which alone they depend in one search.
+// worst kept is passed over without computing its factor.
 func (r *BM25F) rank(s *scratch, k int) []ranked {
 	boost := r.params.NameBoost
 	total := 0.0
@@ -28,7 +26,6 @@ func (r *BM25F) rank(s *scratch, k int) []ranked {
 	if scale && boost > 0 {
 		maxFactor = 1 + boost
 	}
-	var memo factorMemo
 	top := &s.top
 	top.reset(k)
 	for _, d := range s.touched {
@@ -37,36 +34,13 @@ func (r *BM25F) rank(s *scratch, k int) []ranked {
 			continue
 		}
 		if hit := s.name[d]; scale && hit != 0 {
-			v *= memo.factor(boost, hit, int(r.nameTerms[d]), s.slotIDF, total)
+			v *= nameFactor(boost, hit, int(r.nameTerms[d]), s.slotIDF, total)
 		}
 		if v > 0 && top.admits(v) {
 			top.add(v, r.idx.slots[d].seq, d)
 		}
 	}
 	return top.sorted()
-}
-
-// factorMemo remembers the name factors of one search, direct-mapped by
-// the matched slots and the name's length.
-type factorMemo struct {
-	entries [64]struct {
-		hit   uint64
-		n     int
-		f     float64
-		valid bool
-	}
-}
-
-// factor returns nameFactor(boost, hit, n, idf, total), computing it on a
-// miss.
-func (m *factorMemo) factor(boost float64, hit uint64, n int, idf []float64, total float64) float64 {
-	e := &m.entries[(hit*0x9E3779B97F4A7C15+uint64(n))>>58]
-	if e.valid && e.hit == hit && e.n == n {
-		return e.f
-	}
-	f := nameFactor(boost, hit, n, idf, total)
-	e.hit, e.n, e.f, e.valid = hit, n, f, true
-	return f
 }
 
 // nameFactor is the factor for a tool whose name has n distinct words when
