@@ -20,7 +20,6 @@ const ownModel = "./internal/layers/testdata/ownmodel"
 var unlinked = []string{
 	"github.com/anthropics/anthropic-sdk-go",
 	"github.com/openai/openai-go",
-	"google.golang.org/genai",
 	module + "/adapter",
 	module + "/provider/anthropic",
 	module + "/provider/openai",

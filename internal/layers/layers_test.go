@@ -71,7 +71,6 @@ var confined = map[string][]string{
 	"github.com/spf13/pflag":                 {"internal/cli"},
 	"github.com/anthropics/anthropic-sdk-go": {"provider/anthropic"},
 	"github.com/openai/openai-go":            {"provider/openai"},
-	"google.golang.org/genai":                {"provider/gemini"},
 	"github.com/modelcontextprotocol/go-sdk": {"mcpclient", "gateway"},
 	"github.com/kljensen/snowball":           {"search"},
 	"github.com/agnivade/levenshtein":        {"search", "codemode", "internal/cli"},

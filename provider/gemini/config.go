@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -11,12 +10,12 @@ import (
 
 // Config configures a Gemini adapter.
 type Config struct {
-	// APIKey is sent as the x-goog-api-key header. Empty means the SDK's
-	// default: the GOOGLE_API_KEY or GEMINI_API_KEY environment variable.
+	// APIKey is sent as the x-goog-api-key header. Empty means the
+	// GOOGLE_API_KEY environment variable, else GEMINI_API_KEY.
 	APIKey string
-	// BaseURL is the API's root, without the version (the SDK adds
-	// /v1beta). Empty means the SDK's default (Google's, or
-	// GOOGLE_GEMINI_BASE_URL).
+	// BaseURL is the API's root, without the version (the adapter adds
+	// /v1beta). Empty means GOOGLE_GEMINI_BASE_URL, else
+	// [DefaultBaseURL].
 	BaseURL string
 	// Model is the model id sent with every request; required.
 	Model string
@@ -26,10 +25,12 @@ type Config struct {
 	// MaxTokens bounds each answer when the request sets no bound; zero
 	// leaves maxOutputTokens out (the model's default applies).
 	MaxTokens int
-	// HTTPClient sends the requests; nil means the SDK's default client.
+	// HTTPClient sends the requests; nil means a new http.Client.
 	HTTPClient *http.Client
-	// MaxRetries is how often the SDK retries a failed request (408, 429,
-	// 5xx); nil means the SDK's default.
+	// MaxRetries is how often a failed request is retried (a transport
+	// failure, or HTTP 408, 429, 500, 502, 503 or 504), after 1 s doubled
+	// for each retry plus up to 1 s of jitter (at most 60 s); nil means
+	// none.
 	MaxRetries *int
 }
 
@@ -62,6 +63,3 @@ func (c Config) maxTokens(req *llm.Request) int32 {
 	}
 	return int32(min(n, 1<<31-1))
 }
-
-// errNilRequest is returned for a nil request.
-var errNilRequest = errors.New("nil *llm.Request: pass the transcript in a Request")

@@ -21,10 +21,13 @@
 // Usage reports the implicit cache's cachedContentTokenCount as cache
 // reads; the Gemini API reports no cache writes.
 //
-// Requests go through Google's official SDK (google.golang.org/genai),
-// which handles authentication, retries and server-sent events; none of
-// its types appear in this package's API. RequestBody returns the bytes
-// Stream sends, for golden tests and debugging.
+// The adapter speaks the REST API itself, on net/http and encoding/json
+// (Google's SDK brought over a hundred packages): the API key as the
+// x-goog-api-key header, the body from structs whose field order fixes
+// its bytes, retries of transport failures and of HTTP 408, 429 and 5xx
+// when Config.MaxRetries asks for them, and the server-sent events read
+// with a bound on each. RequestBody returns the bytes Stream sends, for
+// golden tests and debugging.
 //
 // Who it is for: programs that build a Gemini model themselves; package
 // adapter builds it from the root package's provider table.

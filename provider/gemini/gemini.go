@@ -3,123 +3,106 @@ package gemini
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"math/rand/v2"
 	"net/http"
-	"sync"
-
-	"google.golang.org/genai"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
 
+// DefaultBaseURL is the Gemini API's root, used when neither
+// Config.BaseURL nor GOOGLE_GEMINI_BASE_URL sets one.
+const DefaultBaseURL = "https://generativelanguage.googleapis.com/"
+
+// apiVersion is the version path the requests go to.
+const apiVersion = "v1beta"
+
 // Model is an [llm.Model] on the Gemini API. It is safe for concurrent
 // use.
 type Model struct {
 	cfg    Config
-	client *genai.Client
+	key    string
+	url    string // the streamGenerateContent endpoint, with ?alt=sse
+	client *http.Client
+	// attempts is how often a request is sent at most.
+	attempts int
+	// backoff returns the wait before retry n (1 for the first); tests
+	// replace it.
+	backoff func(n int) time.Duration
 }
 
 var _ llm.Model = (*Model)(nil)
 
-// New returns a Gemini adapter. It fails when the model id is missing or
-// the capabilities name a class the Gemini API cannot render.
+// New returns a Gemini adapter. It fails when the model id is missing,
+// no API key is set, or the capabilities name a class the Gemini API
+// cannot render.
 func New(cfg Config) (*Model, error) {
 	cfg, err := cfg.resolve()
 	if err != nil {
 		return nil, err
 	}
-	client, err := newClient(cfg, cfg.HTTPClient, cfg.MaxRetries)
+	key := cmpOr(cfg.APIKey, cmpOr(os.Getenv("GOOGLE_API_KEY"), os.Getenv("GEMINI_API_KEY")))
+	if key == "" {
+		return nil, fmt.Errorf("%s: no API key: set Config.APIKey, or GEMINI_API_KEY (get one at https://ai.google.dev/gemini-api/docs/api-key)", provider.Gemini)
+	}
+	endpoint, err := streamURL(cmpOr(cfg.BaseURL, cmpOr(os.Getenv("GOOGLE_GEMINI_BASE_URL"), DefaultBaseURL)), cfg.Model)
 	if err != nil {
 		return nil, err
 	}
-	return &Model{cfg: cfg, client: client}, nil
+	m := &Model{cfg: cfg, key: key, url: endpoint, client: cfg.HTTPClient, attempts: 1, backoff: backoff}
+	if m.client == nil {
+		m.client = &http.Client{}
+	}
+	if cfg.MaxRetries != nil {
+		m.attempts = min(*cfg.MaxRetries, 1<<30) + 1
+	}
+	return m, nil
 }
 
-// newClient returns an SDK client on the Gemini API backend.
-func newClient(cfg Config, hc *http.Client, retries *int) (*genai.Client, error) {
-	cc := &genai.ClientConfig{APIKey: cfg.APIKey, Backend: genai.BackendGeminiAPI, HTTPClient: hc,
-		HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL}}
-	if retries != nil {
-		attempts := int32(min(*retries, 1<<30) + 1)
-		cc.HTTPOptions.RetryOptions = &genai.HTTPRetryOptions{Attempts: &attempts}
+// streamURL returns the streamGenerateContent endpoint of a model:
+// {base}/v1beta/models/{model}:streamGenerateContent?alt=sse. A model id
+// that already names its collection (models/…, tunedModels/…) keeps it.
+func streamURL(base, model string) (string, error) {
+	if strings.ContainsAny(model, "?&#") || strings.Contains(model, "..") {
+		return "", fmt.Errorf("%s: model id %q holds ?, &, # or ..: use the bare id, for example gemini-3.5-flash", provider.Gemini, model)
 	}
-	c, err := genai.NewClient(context.Background(), cc)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w (set Config.APIKey, or GEMINI_API_KEY)", provider.Gemini, err)
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("%s: base URL %q is not an absolute URL, such as %s", provider.Gemini, base, DefaultBaseURL)
 	}
-	return c, nil
+	if !strings.HasPrefix(model, "models/") && !strings.HasPrefix(model, "tunedModels/") {
+		model = "models/" + model
+	}
+	u = u.JoinPath(apiVersion, model+":streamGenerateContent")
+	u.RawQuery = "alt=sse"
+	return u.String(), nil
 }
 
 // Capabilities returns the capabilities the adapter renders with.
 func (m *Model) Capabilities() provider.Capabilities { return m.cfg.Capabilities }
 
-// errCaptured stops the request RequestBody captures.
-var errCaptured = errors.New("gemini: request captured")
-
-// captureTransport keeps the body of the one request it is given and
-// sends nothing.
-type captureTransport struct {
-	mu   sync.Mutex
-	last []byte
-}
-
-func (t *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	var b []byte
-	if r.Body != nil {
-		var err error
-		if b, err = io.ReadAll(r.Body); err != nil {
-			return nil, err
-		}
-		_ = r.Body.Close()
-	}
-	t.mu.Lock()
-	t.last = b
-	t.mu.Unlock()
-	return nil, errCaptured
-}
-
-// RequestBody returns the JSON body Stream would send for the request:
-// the SDK renders it and the request is stopped before anything is sent.
+// RequestBody returns the JSON body Stream sends for the request.
 func (m *Model) RequestBody(req *llm.Request) ([]byte, error) {
-	contents, config, _, err := m.params(req)
-	if err != nil {
-		return nil, err
-	}
-	// One capturing client per call, so concurrent calls do not share
-	// what they capture.
-	tr := &captureTransport{}
-	cfg := m.cfg
-	if cfg.APIKey == "" {
-		cfg.APIKey = "none" // nothing is sent; the SDK wants a key
-	}
-	none := 0
-	c, err := newClient(cfg, &http.Client{Transport: tr}, &none)
-	if err != nil {
-		return nil, err
-	}
-	for _, err := range c.Models.GenerateContentStream(context.Background(), m.cfg.Model, contents, config) {
-		if err != nil && !errors.Is(err, errCaptured) {
-			return nil, err
-		}
-		break
-	}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if tr.last == nil {
-		return nil, fmt.Errorf("%s: the SDK sent no request body", provider.Gemini)
-	}
-	return bytes.Clone(tr.last), nil
+	body, _, err := m.body(req)
+	return body, err
 }
 
 // Stream sends the request to streamGenerateContent and yields the
-// answer's events; see [llm.Model].
+// answer's events; see [llm.Model]. A cancelled ctx ends it with
+// ctx.Err().
 func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		contents, config, plan, err := m.params(req)
+		body, plan, err := m.body(req)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
@@ -130,23 +113,43 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		if !yield(llm.Event{Type: llm.EventStart}, nil) {
 			return
 		}
-		for chunk, err := range m.client.Models.GenerateContentStream(ctx, m.cfg.Model, contents, config) {
+		res, err := m.send(ctx, body)
+		if err != nil {
+			yield(llm.Event{}, streamError(ctx, err))
+			return
+		}
+		defer res.Body.Close()
+		evs := newEvents(res.Body)
+		for {
+			data, err := evs.next()
+			if err == io.EOF {
+				break
+			}
 			if err != nil {
 				yield(llm.Event{}, streamError(ctx, err))
 				return
 			}
-			for _, ev := range d.handle(chunk) {
+			var chunk response
+			if err := json.Unmarshal(data, &chunk); err != nil {
+				yield(llm.Event{}, streamError(ctx, fmt.Errorf("a chunk of the answer's stream is not JSON (%v): %s", err, clip(string(data), 200))))
+				return
+			}
+			if chunk.Error != nil {
+				yield(llm.Event{}, chunk.Error.apiError())
+				return
+			}
+			for _, ev := range d.handle(&chunk) {
 				if !yield(ev, nil) {
 					return
 				}
 			}
 		}
-		evs, err := d.finish()
+		out, err := d.finish()
 		if err != nil {
 			yield(llm.Event{}, fmt.Errorf("%s: %w", provider.Gemini, err))
 			return
 		}
-		for _, ev := range evs {
+		for _, ev := range out {
 			if !yield(ev, nil) {
 				return
 			}
@@ -154,22 +157,82 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 	}
 }
 
-// params renders a request.
-func (m *Model) params(req *llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, *provider.Plan, error) {
+// body renders a request: the JSON, ending in a newline as the SDK sent
+// it, and the plan the answer is decoded against.
+func (m *Model) body(req *llm.Request) ([]byte, *provider.Plan, error) {
 	if req == nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w", provider.Gemini, errNilRequest)
+		return nil, nil, fmt.Errorf("%s: %w", provider.Gemini, errNilRequest)
 	}
 	plan := provider.Build(req.Messages, m.cfg.Capabilities)
 	if err := plan.CheckNames(provider.Gemini); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	r := renderer{model: m.cfg.Model, names: map[string]string{}}
-	config := &genai.GenerateContentConfig{Tools: tools(plan.Tools)}
+	body := request{Contents: r.render(&plan), Tools: tools(plan.Tools)}
+	if body.Contents == nil {
+		body.Contents = []*content{}
+	}
 	if plan.System != "" {
-		config.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: plan.System}}}
+		body.SystemInstruction = &content{Parts: []*part{{Text: plan.System}}, Role: "user"}
 	}
-	if n := m.cfg.maxTokens(req); n > 0 {
-		config.MaxOutputTokens = n
+	body.GenerationConfig.MaxOutputTokens = m.cfg.maxTokens(req)
+	var b bytes.Buffer
+	if err := json.NewEncoder(&b).Encode(body); err != nil {
+		return nil, nil, fmt.Errorf("%s: rendering the request: %w", provider.Gemini, err)
 	}
-	return r.render(&plan), config, &plan, nil
+	return b.Bytes(), &plan, nil
 }
+
+// retryStatuses are the statuses a request is retried on, as the SDK
+// retried them.
+var retryStatuses = []int{http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+	http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
+
+// send posts the body and returns the response of a success status. A
+// transport failure or a status of retryStatuses is retried up to the
+// configured attempts, after a backoff; the last failure is returned, an
+// error status as an *APIError.
+func (m *Model) send(ctx context.Context, body []byte) (*http.Response, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := m.post(ctx, body)
+		if err == nil && res.StatusCode >= 200 && res.StatusCode < 300 {
+			return res, nil
+		}
+		retry := err != nil || slices.Contains(retryStatuses, res.StatusCode)
+		if err == nil {
+			err = statusError(res)
+			_ = res.Body.Close()
+		}
+		if !retry || attempt >= m.attempts || ctx.Err() != nil {
+			return nil, err
+		}
+		t := time.NewTimer(m.backoff(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// post sends the body once.
+func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-goog-api-key", m.key)
+	return m.client.Do(req)
+}
+
+// backoff is the SDK's wait before retry n: 1 s doubled for each retry,
+// plus up to 1 s of jitter, at most 60 s.
+func backoff(n int) time.Duration {
+	d := time.Second<<min(n-1, 6) + rand.N(time.Second)
+	return min(d, 60*time.Second)
+}
+
+// errNilRequest is returned for a nil request.
+var errNilRequest = errors.New("nil *llm.Request: pass the transcript in a Request")

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"google.golang.org/genai"
-
 	"github.com/toolshelf/toolshelf/internal/adapt"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
@@ -19,32 +17,32 @@ const generatedIDPrefix = "toolshelf_gemini_"
 // tools returns the plan's top-level tools as one tool of function
 // declarations, each schema as parametersJsonSchema (JSON Schema, as the
 // transcript holds it); nil when there are none.
-func tools(ts []llm.Tool) []*genai.Tool {
+func tools(ts []llm.Tool) []tool {
 	if len(ts) == 0 {
 		return nil
 	}
-	decls := make([]*genai.FunctionDeclaration, len(ts))
+	decls := make([]functionDeclaration, len(ts))
 	for i, t := range ts {
-		decls[i] = &genai.FunctionDeclaration{Name: t.Name, Description: t.Description,
-			ParametersJsonSchema: adapt.CompactSchema(t)}
+		decls[i] = functionDeclaration{Name: t.Name, Description: t.Description,
+			ParametersJSONSchema: adapt.CompactSchema(t)}
 	}
-	return []*genai.Tool{{FunctionDeclarations: decls}}
+	return []tool{{FunctionDeclarations: decls}}
 }
 
 // renderer turns a plan into Gemini contents.
 type renderer struct {
 	model string
-	out   []*genai.Content
+	out   []*content
 	// names maps the call ids of the assistant messages rendered so far
 	// to the name the call was sent with, which a functionResponse
 	// repeats (call_tool for a bridged call).
 	names map[string]string
 	// results is the user content the current run of tool results goes
 	// into; nil after anything else.
-	results *genai.Content
+	results *content
 }
 
-func (r *renderer) render(plan *provider.Plan) []*genai.Content {
+func (r *renderer) render(plan *provider.Plan) []*content {
 	for _, e := range plan.Items {
 		if e.Message == nil || e.Message.Role != llm.RoleToolResult {
 			r.results = nil
@@ -54,7 +52,7 @@ func (r *renderer) render(plan *provider.Plan) []*genai.Content {
 			// No system role after the head: an update that reaches the
 			// plan (bridge) travels as user text.
 			if e.Update.Text != "" {
-				r.add("user", &genai.Part{Text: adapt.UserUpdateText(e.Update.Text)})
+				r.add("user", &part{Text: adapt.UserUpdateText(e.Update.Text)})
 			}
 		case e.Message.Role == llm.RoleUser:
 			r.add("user", userParts(e.Message.Content)...)
@@ -67,24 +65,24 @@ func (r *renderer) render(plan *provider.Plan) []*genai.Content {
 	return r.out
 }
 
-func (r *renderer) add(role string, parts ...*genai.Part) {
+func (r *renderer) add(role string, parts ...*part) {
 	if len(parts) == 0 {
 		return
 	}
-	r.out = append(r.out, &genai.Content{Role: role, Parts: parts})
+	r.out = append(r.out, &content{Role: role, Parts: parts})
 }
 
 // userParts returns a user message's text and images.
-func userParts(content []llm.Part) []*genai.Part {
-	var parts []*genai.Part
-	for _, p := range content {
+func userParts(ps []llm.Part) []*part {
+	var parts []*part
+	for _, p := range ps {
 		switch p.Type {
 		case llm.PartText:
 			if p.Text != "" {
-				parts = append(parts, &genai.Part{Text: p.Text})
+				parts = append(parts, &part{Text: p.Text})
 			}
 		case llm.PartImage:
-			parts = append(parts, &genai.Part{InlineData: &genai.Blob{MIMEType: p.MIMEType, Data: p.Data}})
+			parts = append(parts, &part{InlineData: &blob{MIMEType: p.MIMEType, Data: p.Data}})
 		}
 	}
 	return parts
@@ -95,11 +93,11 @@ func userParts(content []llm.Part) []*genai.Part {
 // the message are: a thinking part's signature goes on the part that
 // follows it, where the API put it.
 func (r *renderer) assistant(m *llm.Message) {
-	var parts []*genai.Part
+	var parts []*part
 	var signature []byte
 	sameModel := m.Model == r.model
 	for _, p := range m.Content {
-		var part *genai.Part
+		var pt *part
 		switch p.Type {
 		case llm.PartThinking:
 			if sameModel && p.Signature != "" {
@@ -112,28 +110,28 @@ func (r *renderer) assistant(m *llm.Message) {
 			if p.Text == "" {
 				continue
 			}
-			part = &genai.Part{Text: p.Text}
+			pt = &part{Text: p.Text}
 		case llm.PartToolCall:
 			if p.ToolCall == nil {
 				continue
 			}
 			tc := p.ToolCall
-			fc := &genai.FunctionCall{Name: tc.Name, Args: argsMap(tc.Arguments)}
+			fc := &functionCall{Name: tc.Name, Args: argsMap(tc.Arguments)}
 			if !strings.HasPrefix(tc.ID, generatedIDPrefix) {
 				fc.ID = tc.ID
 			}
 			r.names[tc.ID] = tc.Name
-			part = &genai.Part{FunctionCall: fc}
+			pt = &part{FunctionCall: fc}
 		default:
 			continue
 		}
-		part.ThoughtSignature, signature = signature, nil
-		parts = append(parts, part)
+		pt.ThoughtSignature, signature = signature, nil
+		parts = append(parts, pt)
 	}
 	r.add("model", parts...)
 }
 
-// argsMap returns a call's arguments as the object the SDK sends; what
+// argsMap returns a call's arguments as the object sent back; what
 // is not an object (model output is untrusted) becomes an empty one.
 func argsMap(raw json.RawMessage) map[string]any {
 	var m map[string]any
@@ -148,10 +146,10 @@ func argsMap(raw json.RawMessage) map[string]any {
 // the API documents; images follow as inline data.
 func (r *renderer) toolResult(m *llm.Message) {
 	text := llm.ContentText(m.Content, "\n")
-	var images []*genai.Part
+	var images []*part
 	for _, p := range m.Content {
 		if p.Type == llm.PartImage {
-			images = append(images, &genai.Part{InlineData: &genai.Blob{MIMEType: p.MIMEType, Data: p.Data}})
+			images = append(images, &part{InlineData: &blob{MIMEType: p.MIMEType, Data: p.Data}})
 		}
 	}
 	if text == "" && len(images) > 0 {
@@ -165,13 +163,13 @@ func (r *renderer) toolResult(m *llm.Message) {
 	if !ok {
 		name = m.ToolName
 	}
-	fr := &genai.FunctionResponse{Name: name, Response: map[string]any{key: text}}
+	fr := &functionResponse{Name: name, Response: map[string]string{key: text}}
 	if !strings.HasPrefix(m.ToolCallID, generatedIDPrefix) {
 		fr.ID = m.ToolCallID
 	}
-	parts := append([]*genai.Part{{FunctionResponse: fr}}, images...)
+	parts := append([]*part{{FunctionResponse: fr}}, images...)
 	if r.results == nil {
-		r.results = &genai.Content{Role: "user"}
+		r.results = &content{Role: "user"}
 		r.out = append(r.out, r.results)
 	}
 	r.results.Parts = append(r.results.Parts, parts...)

@@ -1,17 +1,19 @@
 package gemini
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
-	"google.golang.org/genai"
-
 	"github.com/toolshelf/toolshelf/internal/adapt"
+	"github.com/toolshelf/toolshelf/internal/cut"
 	"github.com/toolshelf/toolshelf/llm"
 	"github.com/toolshelf/toolshelf/provider"
 )
@@ -25,7 +27,7 @@ import (
 type decoder struct {
 	plan   *provider.Plan
 	msg    llm.Message
-	reason genai.FinishReason
+	reason string
 	// message is the finish message of a stop the API explains.
 	message string
 	chunks  int
@@ -36,25 +38,25 @@ func newDecoder(plan *provider.Plan, model string) *decoder {
 	return &decoder{plan: plan, msg: llm.Message{Role: llm.RoleAssistant, Model: model}}
 }
 
-func (d *decoder) handle(chunk *genai.GenerateContentResponse) []llm.Event {
+func (d *decoder) handle(chunk *response) []llm.Event {
 	d.chunks++
 	if chunk == nil {
 		return nil
 	}
 	if u := chunk.UsageMetadata; u != nil {
-		cached := int(u.CachedContentTokenCount)
-		d.msg.Usage = &llm.Usage{Input: max(int(u.PromptTokenCount)+int(u.ToolUsePromptTokenCount)-cached, 0),
-			CacheRead: cached, Output: int(u.CandidatesTokenCount) + int(u.ThoughtsTokenCount)}
+		cached := u.CachedContentTokenCount
+		d.msg.Usage = &llm.Usage{Input: max(u.PromptTokenCount+u.ToolUsePromptTokenCount-cached, 0),
+			CacheRead: cached, Output: u.CandidatesTokenCount + u.ThoughtsTokenCount}
 	}
 	if f := chunk.PromptFeedback; f != nil && f.BlockReason != "" {
-		d.reason, d.message = genai.FinishReason(f.BlockReason), cmpOr(f.BlockReasonMessage, "the prompt was blocked ("+string(f.BlockReason)+")")
+		d.reason, d.message = f.BlockReason, cmpOr(f.BlockReasonMessage, "the prompt was blocked ("+f.BlockReason+")")
 	}
 	var evs []llm.Event
 	for _, c := range chunk.Candidates {
 		if c == nil || c.Index != 0 {
 			continue // one answer per request; other candidates are not asked for
 		}
-		if c.FinishReason != "" && c.FinishReason != genai.FinishReasonUnspecified {
+		if c.FinishReason != "" && c.FinishReason != finishUnset {
 			d.reason, d.message = c.FinishReason, c.FinishMessage
 		}
 		if c.Content == nil {
@@ -78,7 +80,7 @@ func cmpOr(a, b string) string {
 }
 
 // part adds one part of the answer.
-func (d *decoder) part(p *genai.Part) []llm.Event {
+func (d *decoder) part(p *part) []llm.Event {
 	sig := ""
 	if len(p.ThoughtSignature) > 0 {
 		sig = base64.StdEncoding.EncodeToString(p.ThoughtSignature)
@@ -152,12 +154,12 @@ func (d *decoder) finish() ([]llm.Event, error) {
 	}
 	m := &d.msg
 	switch d.reason {
-	case genai.FinishReasonStop:
+	case finishStop:
 		m.StopReason = llm.StopEnd
 		if d.calls > 0 {
 			m.StopReason = llm.StopToolUse
 		}
-	case genai.FinishReasonMaxTokens:
+	case finishMaxTokens:
 		m.StopReason = llm.StopLength
 	default:
 		m.StopReason = llm.StopError
@@ -172,7 +174,8 @@ func (d *decoder) finish() ([]llm.Event, error) {
 
 // APIError is a failure the Gemini API reported.
 type APIError struct {
-	// StatusCode is the HTTP status.
+	// StatusCode is the HTTP status; for an error object inside the
+	// stream, the object's code.
 	StatusCode int
 	// Status is the error's status, such as INVALID_ARGUMENT or
 	// RESOURCE_EXHAUSTED.
@@ -214,20 +217,129 @@ func (e *APIError) hint() string {
 	return ""
 }
 
-// streamError turns what the SDK returned into the adapter's error: an
-// *APIError for an answer of the API, the context's error on a
-// cancellation.
+// streamError turns a failure of the request or its stream into the
+// adapter's error: the context's error on a cancellation, an *APIError as
+// it is, anything else prefixed with the provider.
 func streamError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var ae genai.APIError
+	var ae *APIError
 	if errors.As(err, &ae) {
-		return &APIError{StatusCode: ae.Code, Status: ae.Status, Message: ae.Message}
-	}
-	var pae *genai.APIError
-	if errors.As(err, &pae) && pae != nil {
-		return &APIError{StatusCode: pae.Code, Status: pae.Status, Message: pae.Message}
+		return ae
 	}
 	return fmt.Errorf("%s: %w", provider.Gemini, err)
+}
+
+// maxErrorBody bounds how much of an error status's body is read.
+const maxErrorBody = 64 << 10
+
+// statusError reads the API's error from a response with an error status:
+// its {"error": {...}} object, else the body's text (at most 500 bytes of
+// it).
+func statusError(res *http.Response) *APIError {
+	body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	e := &APIError{StatusCode: res.StatusCode}
+	var wrapper struct {
+		Error *errorObject `json:"error"`
+	}
+	if json.Unmarshal(body, &wrapper) == nil && wrapper.Error != nil && wrapper.Error.Message+wrapper.Error.Status != "" {
+		e.Status, e.Message = wrapper.Error.Status, wrapper.Error.Message
+		return e
+	}
+	text := strings.TrimSpace(string(body))
+	e.Message = clip(text, 500)
+	return e
+}
+
+// maxEvent bounds one server-sent event of the stream (its data lines
+// together): a chunk is a few kilobytes, an inline image a few
+// megabytes.
+const maxEvent = 16 << 20
+
+// errEventTooLarge is returned for a stream event over maxEvent.
+var errEventTooLarge = fmt.Errorf("an event of the answer's stream is over %d MiB: the server is not the Gemini API, or it failed", maxEvent>>20)
+
+// events reads the server-sent events of a stream and returns the data of
+// each: its data lines joined with newlines. Comments and the other
+// fields (event, id, retry) are skipped.
+type events struct {
+	sc   *bufio.Scanner
+	data []byte
+	has  bool
+}
+
+func newEvents(r io.Reader) *events {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxEvent+len("data: \r\n"))
+	return &events{sc: sc}
+}
+
+// next returns the data of the next event; io.EOF at the end of the
+// stream. The slice is valid until the next call.
+func (e *events) next() ([]byte, error) {
+	e.data, e.has = e.data[:0], false
+	for e.sc.Scan() {
+		line := e.sc.Bytes()
+		if len(line) == 0 {
+			if e.has {
+				return e.data, nil
+			}
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		if string(field) != "data" {
+			if len(field) > 0 && field[0] == '{' {
+				// A JSON body where events were expected, such as
+				// an error object.
+				return nil, jsonInsteadOfEvents(line)
+			}
+			continue
+		}
+		value = bytes.TrimPrefix(value, []byte(" "))
+		if e.has {
+			e.data = append(e.data, '\n')
+		}
+		if len(e.data)+len(value) > maxEvent {
+			return nil, errEventTooLarge
+		}
+		e.data, e.has = append(e.data, value...), true
+	}
+	if err := e.sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, errEventTooLarge
+		}
+		return nil, err
+	}
+	if e.has {
+		return e.data, nil // the last event, without its blank line
+	}
+	return nil, io.EOF
+}
+
+// jsonInsteadOfEvents returns the error of a JSON line in the stream: the
+// API's error when it is one.
+func jsonInsteadOfEvents(line []byte) error {
+	var wrapper struct {
+		Error *errorObject `json:"error"`
+	}
+	if json.Unmarshal(line, &wrapper) == nil && wrapper.Error != nil {
+		return wrapper.Error.apiError()
+	}
+	return fmt.Errorf("the answer's stream holds a line that is not a server-sent event: %s", clip(string(line), 200))
+}
+
+// apiError returns the error object as an *APIError; its code stands for
+// the HTTP status.
+func (o *errorObject) apiError() *APIError {
+	return &APIError{StatusCode: o.Code, Status: o.Status, Message: o.Message}
+}
+
+// clip returns at most n bytes of s, cut at a rune, with an ellipsis when
+// something was cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:cut.Before(s, n)] + "…"
 }
