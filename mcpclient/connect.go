@@ -431,39 +431,6 @@ func isRPCError(err error) bool {
 	return errors.As(err, &we)
 }
 
-// listDocument is a catalog file made of a tools/list answer.
-type listDocument struct {
-	Server       string            `json:"server"`
-	Description  string            `json:"description,omitempty"`
-	Instructions string            `json:"instructions,omitempty"`
-	Tools        []json.RawMessage `json:"tools"`
-}
-
-// encode returns the document as JSON, as json.Marshal would write it
-// but without compacting each tool again (json.Marshal made them, so they
-// are compact already): on a list of thousands of tools that pass cost
-// as much as encoding them.
-func (d listDocument) encode() ([]byte, error) {
-	head, err := json.Marshal(listDocument{Server: d.Server, Description: d.Description, Instructions: d.Instructions, Tools: []json.RawMessage{}})
-	if err != nil {
-		return nil, err
-	}
-	// head ends in "[]}": the tools go between the brackets.
-	size := len(head)
-	for _, t := range d.Tools {
-		size += len(t) + 1
-	}
-	out := make([]byte, 0, size)
-	out = append(out, head[:len(head)-2]...)
-	for i, t := range d.Tools {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, t...)
-	}
-	return append(out, "]}"...), nil
-}
-
 // refresh lists the server's tools (every page) and registers them: listed
 // tools with their configured exposure, tools that are no longer listed as
 // hidden. Tools that fail validation are skipped and logged.
@@ -472,7 +439,7 @@ func (m *Manager) refresh(s *server, c *conn) error {
 	defer s.listMu.Unlock()
 	ctx, cancel := context.WithTimeout(c.ctx, s.cfg.Timeout)
 	defer cancel()
-	doc := listDocument{Server: s.cfg.Name, Description: s.cfg.Description, Instructions: c.instructions, Tools: []json.RawMessage{}}
+	var listed []json.RawMessage
 	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
 			if c.ctx.Err() == nil && ctx.Err() != nil {
@@ -485,13 +452,9 @@ func (m *Manager) refresh(s *server, c *conn) error {
 			s.log.Warn("skipping a tool that cannot be encoded", "tool", t.Name, "error", err)
 			continue
 		}
-		doc.Tools = append(doc.Tools, raw)
+		listed = append(listed, raw)
 	}
-	data, err := doc.encode()
-	if err != nil {
-		return err
-	}
-	parsed, perr := catalog.Parse(s.cfg.Name, data)
+	parsed, perr := catalog.ParseList(s.cfg.Name, s.cfg.Name, s.cfg.Description, c.instructions, listed)
 	for _, p := range catalog.Problems(perr) {
 		logProblem(s, p)
 	}
@@ -499,14 +462,14 @@ func (m *Manager) refresh(s *server, c *conn) error {
 		return perr
 	}
 	tools := parsed.AsTools(m.namer, tool.Deferred)
-	listed := make(map[string]bool, len(tools))
+	listedNames := make(map[string]bool, len(tools))
 	for i := range tools {
 		t := &tools[i]
 		t.Exposure = s.cfg.ExposureFor(t.Origin.Tool)
 		t.Brief = s.cfg.Briefs[t.Origin.Tool]
 		t.Handler = m.handler(s, t.Origin.Tool)
 		t.Annotations = normalizeAnnotations(t.Annotations)
-		listed[t.Origin.Tool] = true
+		listedNames[t.Origin.Tool] = true
 	}
 
 	m.mu.Lock()
@@ -520,7 +483,7 @@ func (m *Manager) refresh(s *server, c *conn) error {
 	}
 	var hide []tool.Tool
 	for name, prev := range s.registered {
-		if !listed[name] && prev.Exposure != tool.Hidden {
+		if !listedNames[name] && prev.Exposure != tool.Hidden {
 			prev.Exposure = tool.Hidden
 			hide = append(hide, prev)
 		}
