@@ -340,6 +340,7 @@ func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport, timeout 
 			}
 		},
 	})
+	client.AddSendingMiddleware(rawToolSchemas)
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
 		cctx, cancel = context.WithTimeout(ctx, timeout)
@@ -429,6 +430,44 @@ func (m *Manager) lostTo(s *server, c *conn, state State, err error) {
 func isRPCError(err error) bool {
 	var we *jsonrpc.Error
 	return errors.As(err, &we)
+}
+
+// rawToolSchemas is a sending middleware: it writes the schemas of a
+// tools/list answer's tools (which the SDK decodes into maps) as JSON
+// (json.RawMessage) before the SDK files the answer. The SDK keeps every
+// page it listed for the session's life (its SEP-2549 cache, also when
+// the server gives it no TTL) and looks a tool up there on each call; a
+// decoded schema holds about 5 KB of heap per tool, its JSON about a
+// fifth of that. The JSON is the bytes json.Marshal writes for the
+// decoded schema, as the tool's definition was always encoded, so
+// nothing else reads them differently: the SDK's checks of x-mcp-header
+// annotations encode the schema and decode it again either way.
+func rawToolSchemas(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+			for _, t := range r.Tools {
+				if t != nil {
+					t.InputSchema, t.OutputSchema = rawSchema(t.InputSchema), rawSchema(t.OutputSchema)
+				}
+			}
+		}
+		return res, err
+	}
+}
+
+// rawSchema returns a decoded schema as JSON; nil, and what cannot be
+// encoded, stay as they are.
+func rawSchema(s any) any {
+	switch s.(type) {
+	case nil, json.RawMessage:
+		return s
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return s
+	}
+	return json.RawMessage(b)
 }
 
 // refresh lists the server's tools (every page) and registers them: listed
