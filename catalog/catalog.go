@@ -163,6 +163,29 @@ func Parse(file string, data []byte) (*Server, error) {
 	} else if err := json.Unmarshal(v, &tools); err != nil {
 		return fileErr(`"tools" must be an array of tool objects`)
 	}
+	return parseTools(s, tools, problems)
+}
+
+// ParseList is [Parse] of the catalog file {"server": server,
+// "description": description, "instructions": instructions, "tools":
+// tools} made of a tools/list answer, without encoding the file and
+// decoding it again: each of tools is one tool object as json.Marshal
+// writes it (compact, with <, > and & escaped, as the file would hold
+// it). file names the catalog in messages, and the server when server is
+// empty.
+func ParseList(file, server, description, instructions string, tools []json.RawMessage) (*Server, error) {
+	s := &Server{File: file, Name: server, Description: strings.TrimSpace(description), Instructions: instructions}
+	return parseTools(s, tools, nil)
+}
+
+// parseTools names s when it has no name, checks the name, and adds the
+// tools to s: Parse's work once the file's fields are read. problems
+// holds those of the fields.
+func parseTools(s *Server, tools []json.RawMessage, problems []error) (*Server, error) {
+	file := s.File
+	fileErr := func(format string, args ...any) (*Server, error) {
+		return nil, &Problem{File: file, Index: -1, Err: fmt.Errorf(format, args...)}
+	}
 	if s.Name == "" {
 		base := path.Base(filepath.ToSlash(file))
 		s.Name = strings.TrimSuffix(base, path.Ext(base))

@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -89,7 +90,7 @@ func TestParse(t *testing.T) {
 			},
 		},
 	}
-	if diff := cmp.Diff(want, got, rawAsString); diff != "" {
+	if diff := cmp.Diff(want, got, rawAsString, errorsAsText); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)
 	}
 }
@@ -373,5 +374,61 @@ func TestParseCountsNameLengthInCharacters(t *testing.T) {
 	s, err := catalog.Parse("f.json", []byte(`{"server": "s", "tools": [{"name": "`+name+`"}]}`))
 	if err != nil || len(s.Tools) != 1 {
 		t.Errorf("a 100-character name was rejected: %v", err)
+	}
+}
+
+// errorsAsText compares errors by their messages.
+var errorsAsText = cmp.Transformer("errorsAsText", func(err error) string { return fmt.Sprint(err) })
+
+// TestParseListIsParseOfTheFile: ParseList gives the server and the
+// problems Parse gives for the catalog file made of the same fields and
+// tools: valid tools, ignored values, skipped and refused tools, a
+// duplicate name, a file-named server, and a bad server name.
+func TestParseListIsParseOfTheFile(t *testing.T) {
+	tools := []json.RawMessage{
+		json.RawMessage(`{"name":"a","description":"A tool.","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}}}`),
+		json.RawMessage(`{"name":"b","title":7,"inputSchema":{"properties":{}},"annotations":{"readOnlyHint":true}}`),
+		json.RawMessage(`{"name":"a","inputSchema":{"type":"object"}}`),
+		json.RawMessage(`{"description":"no name"}`),
+		json.RawMessage(`{"name":"c","inputSchema":{"type":"string"}}`),
+		json.RawMessage(`{"name":"d","inputSchema":{"type":"object","properties":{"p":{"type":"string","pattern":"(?<x"}}}}`),
+		json.RawMessage(`{"name":"e","outputSchema":[1],"annotations":"no"}`),
+		json.RawMessage(`[1]`),
+	}
+	// As json.Marshal writes them (compact, <, > and & escaped), as a
+	// tools/list answer's tools are encoded; the file holds the same.
+	for i, rt := range tools {
+		b, err := json.Marshal(rt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools[i] = b
+	}
+	type doc struct {
+		Server       string            `json:"server"`
+		Description  string            `json:"description,omitempty"`
+		Instructions string            `json:"instructions,omitempty"`
+		Tools        []json.RawMessage `json:"tools"`
+	}
+	for _, c := range []struct{ file, server, desc, instr string }{
+		{"notes", "notes", " Notes. ", "Use them.\n"},
+		{"dir/files.json", "", "", ""},
+		{"bad", "bad name", "", ""},
+	} {
+		data, err := json.Marshal(doc{c.server, c.desc, c.instr, tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantErr := catalog.Parse(c.file, data)
+		got, gotErr := catalog.ParseList(c.file, c.server, c.desc, c.instr, tools)
+		if diff := cmp.Diff(want, got, rawAsString, errorsAsText); diff != "" {
+			t.Errorf("%s: ParseList's server differs from Parse's (-Parse +ParseList):\n%s", c.file, diff)
+		}
+		if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+			t.Errorf("%s: ParseList's problems\n%v\nParse's\n%v", c.file, gotErr, wantErr)
+		}
+		if c.server == "notes" && (got == nil || len(got.Tools) != 3 || len(got.Refused) != 1 || gotErr == nil) {
+			t.Errorf("%s: the cases did not happen: %+v, %v", c.file, got, gotErr)
+		}
 	}
 }

@@ -19,15 +19,20 @@ import (
 // directServer is the direct surface: an MCP server whose tools follow
 // the registry's callable tools.
 type directServer struct {
-	g      *Gateway
-	srv    *mcp.Server
-	cancel func()
+	g   *Gateway
+	srv *mcp.Server
 
-	mu    sync.Mutex
-	rev   uint64               // the registry revision sync last followed
-	seed  maphash.Seed         // of the hashes in shown
-	shown map[string]uint64    // name → a hash of the definition last added, as JSON
-	defs  map[string]*mcp.Tool // name → that definition
+	// started follows the registry, once: the surface's tools are made
+	// when a client first asks for the surface ([directServer.start]).
+	started sync.Once
+
+	mu     sync.Mutex
+	cancel func()               // stops following the registry; nil until started
+	closed bool                 // set by stop: start follows nothing after it
+	rev    uint64               // the registry revision sync last followed
+	seed   maphash.Seed         // of the hashes in shown
+	shown  map[string]uint64    // name → a hash of the definition last added, as JSON
+	defs   map[string]*mcp.Tool // name → that definition
 
 	// waited is set once a tools/list has waited for the servers that
 	// were connecting (see [FirstListWait]); later lists answer at once.
@@ -57,11 +62,43 @@ func (g *Gateway) newDirect() *directServer {
 	d.srv = mcp.NewServer(g.impl(), &mcp.ServerOptions{Logger: g.cfg.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
 	d.srv.AddReceivingMiddleware(d.awaitServers)
-	d.sync()
-	// Upstream changes (a server connecting, list_changed, a reconnect)
-	// reach every client as tools/list_changed.
-	d.cancel = g.reg.Subscribe(func(tool.Change) { d.sync() })
 	return d
+}
+
+// start makes the surface's tools and follows the registry from then on,
+// the first time it is called: the tools are made only for a gateway
+// whose direct surface is served, since on a shelf of 100,000 tools they
+// cost seconds and heap that the meta and codemode surfaces do not need.
+// Every way to reach the surface (Server, Tools, the HTTP route) calls
+// it before a client can see the tools.
+func (d *directServer) start() {
+	d.started.Do(func() {
+		// Upstream changes (a server connecting, list_changed, a
+		// reconnect) reach every client as tools/list_changed.
+		cancel := d.g.reg.Subscribe(func(tool.Change) { d.sync() })
+		d.mu.Lock()
+		closed := d.closed
+		if !closed {
+			d.cancel = cancel
+		}
+		d.mu.Unlock()
+		if closed {
+			cancel()
+			return
+		}
+		d.sync()
+	})
+}
+
+// stop stops following the registry.
+func (d *directServer) stop() {
+	d.mu.Lock()
+	cancel := d.cancel
+	d.cancel, d.closed = nil, true
+	d.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // sync brings the server's tools in step with the registry. It looks only

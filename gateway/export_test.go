@@ -48,3 +48,14 @@ func (nopWriteCloser) Close() error { return nil }
 // SetAuthClock sets the clock a's checks of exp, nbf and key ages read.
 // Set it before a serves.
 func SetAuthClock(a *Auth, now func() time.Time) { a.now = now }
+
+// DirectFollows reports whether g's direct surface has made its tools and
+// follows the registry.
+func DirectFollows(g *Gateway) bool {
+	if g.direct == nil {
+		return false
+	}
+	g.direct.mu.Lock()
+	defer g.direct.mu.Unlock()
+	return g.direct.cancel != nil
+}

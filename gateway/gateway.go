@@ -172,7 +172,8 @@ func ShelfConfig(servers []mcpclient.ServerConfig) (out []mcpclient.ServerConfig
 }
 
 // Server returns the MCP server of a surface, made once and shared by
-// every client.
+// every client. The direct surface's tools are made on its first call
+// for Direct.
 func (g *Gateway) Server(s Surface) *mcp.Server {
 	g.once.Do(func() {
 		g.meta = g.newMeta()
@@ -186,6 +187,7 @@ func (g *Gateway) Server(s Surface) *mcp.Server {
 	})
 	switch s {
 	case Direct:
+		g.direct.start()
 		return g.direct.srv
 	case Codemode:
 		return g.codemode
@@ -197,7 +199,7 @@ func (g *Gateway) Server(s Surface) *mcp.Server {
 // resources.
 func (g *Gateway) Close() {
 	if g.direct != nil {
-		g.direct.cancel()
+		g.direct.stop()
 	}
 	if g.upstream != nil {
 		g.upstream.stop()

@@ -289,6 +289,77 @@ func TestDirectSurface(t *testing.T) {
 	}
 }
 
+// TestDirectSurfaceIsMadeWhenAsked: serving the meta surface (in
+// memory or over HTTP) makes none of the direct surface's tools; asking
+// for the direct surface makes them all, and from then on it follows the
+// registry.
+func TestDirectSurfaceIsMadeWhenAsked(t *testing.T) {
+	up := mcptest.NewServer("notes", "")
+	cfg, _ := gateway.ShelfConfig([]mcpclient.ServerConfig{{Name: "notes", Server: up}})
+	shelf, err := toolshelf.New(t.Context(), toolshelf.Config{Servers: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shelf.Close() })
+	g, err := gateway.New(shelf, gateway.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	call(t, connect(t, g, gateway.Meta), "tool_search", map[string]any{"query": "echo"}) // waits for the server
+	srv := httptest.NewServer(g.Handler(gateway.HTTPConfig{}))
+	defer srv.Close()
+	hc := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "1"}, nil)
+	hs, err := hc.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Close()
+	call(t, hs, "tool_search", map[string]any{"query": "echo"})
+	if gateway.DirectFollows(g) {
+		t.Fatal("the direct surface made its tools for meta clients")
+	}
+
+	names := func() []string {
+		var out []string
+		for _, tl := range g.Tools(gateway.Direct) {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	var want []string
+	for _, tl := range shelf.Registry().Tools() {
+		if tl.Origin.Server == "notes" {
+			want = append(want, tl.Name)
+		}
+	}
+	slices.Sort(want)
+	if got := names(); !slices.Equal(got, want) {
+		t.Fatalf("direct tools %v, want %v", got, want)
+	}
+	if !gateway.DirectFollows(g) {
+		t.Fatal("the direct surface does not follow the registry once asked for")
+	}
+
+	registered := make(chan string, 4)
+	cancel := shelf.Registry().Subscribe(func(c tool.Change) {
+		for _, n := range c.Registered {
+			registered <- n
+		}
+	})
+	defer cancel()
+	up.AddTool(&mcp.Tool{Name: "late", Description: "A tool added later.", InputSchema: mcptest.ObjectSchema()},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	for n := <-registered; n != "mcp__notes__late"; n = <-registered {
+	}
+	// The direct surface subscribed first, so it has synced by now.
+	if got := names(); !slices.Contains(got, "mcp__notes__late") {
+		t.Errorf("direct tools after an upstream change %v", got)
+	}
+}
+
 // TestHTTPNeedsTheToken: with a token, a request without it gets 401 and a
 // WWW-Authenticate header, one with it is served.
 func TestHTTPNeedsTheToken(t *testing.T) {

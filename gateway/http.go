@@ -46,8 +46,10 @@ func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 	opts := &mcp.StreamableHTTPOptions{Stateless: true}
 	mux := http.NewServeMux()
 	for path, s := range httpSurfaces {
-		srv := g.Server(s)
-		mux.Handle(path, carry(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)))
+		g.Server(Meta) // makes the servers, without the direct surface's tools
+		// Server is asked per request: the direct surface's tools are
+		// made on its first request.
+		mux.Handle(path, carry(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server(s) }, opts)))
 	}
 	h := readBody(mux)
 	if cfg.Auth != nil {

@@ -340,6 +340,7 @@ func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport, timeout 
 			}
 		},
 	})
+	client.AddSendingMiddleware(rawToolSchemas)
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
 		cctx, cancel = context.WithTimeout(ctx, timeout)
@@ -431,37 +432,42 @@ func isRPCError(err error) bool {
 	return errors.As(err, &we)
 }
 
-// listDocument is a catalog file made of a tools/list answer.
-type listDocument struct {
-	Server       string            `json:"server"`
-	Description  string            `json:"description,omitempty"`
-	Instructions string            `json:"instructions,omitempty"`
-	Tools        []json.RawMessage `json:"tools"`
+// rawToolSchemas is a sending middleware: it writes the schemas of a
+// tools/list answer's tools (which the SDK decodes into maps) as JSON
+// (json.RawMessage) before the SDK files the answer. The SDK keeps every
+// page it listed for the session's life (its SEP-2549 cache, also when
+// the server gives it no TTL) and looks a tool up there on each call; a
+// decoded schema holds about 5 KB of heap per tool, its JSON about a
+// fifth of that. The JSON is the bytes json.Marshal writes for the
+// decoded schema, as the tool's definition was always encoded, so
+// nothing else reads them differently: the SDK's checks of x-mcp-header
+// annotations encode the schema and decode it again either way.
+func rawToolSchemas(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+			for _, t := range r.Tools {
+				if t != nil {
+					t.InputSchema, t.OutputSchema = rawSchema(t.InputSchema), rawSchema(t.OutputSchema)
+				}
+			}
+		}
+		return res, err
+	}
 }
 
-// encode returns the document as JSON, as json.Marshal would write it
-// but without compacting each tool again (json.Marshal made them, so they
-// are compact already): on a list of thousands of tools that pass cost
-// as much as encoding them.
-func (d listDocument) encode() ([]byte, error) {
-	head, err := json.Marshal(listDocument{Server: d.Server, Description: d.Description, Instructions: d.Instructions, Tools: []json.RawMessage{}})
+// rawSchema returns a decoded schema as JSON; nil, and what cannot be
+// encoded, stay as they are.
+func rawSchema(s any) any {
+	switch s.(type) {
+	case nil, json.RawMessage:
+		return s
+	}
+	b, err := json.Marshal(s)
 	if err != nil {
-		return nil, err
+		return s
 	}
-	// head ends in "[]}": the tools go between the brackets.
-	size := len(head)
-	for _, t := range d.Tools {
-		size += len(t) + 1
-	}
-	out := make([]byte, 0, size)
-	out = append(out, head[:len(head)-2]...)
-	for i, t := range d.Tools {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, t...)
-	}
-	return append(out, "]}"...), nil
+	return json.RawMessage(b)
 }
 
 // refresh lists the server's tools (every page) and registers them: listed
@@ -472,7 +478,7 @@ func (m *Manager) refresh(s *server, c *conn) error {
 	defer s.listMu.Unlock()
 	ctx, cancel := context.WithTimeout(c.ctx, s.cfg.Timeout)
 	defer cancel()
-	doc := listDocument{Server: s.cfg.Name, Description: s.cfg.Description, Instructions: c.instructions, Tools: []json.RawMessage{}}
+	var listed []json.RawMessage
 	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
 			if c.ctx.Err() == nil && ctx.Err() != nil {
@@ -485,13 +491,9 @@ func (m *Manager) refresh(s *server, c *conn) error {
 			s.log.Warn("skipping a tool that cannot be encoded", "tool", t.Name, "error", err)
 			continue
 		}
-		doc.Tools = append(doc.Tools, raw)
+		listed = append(listed, raw)
 	}
-	data, err := doc.encode()
-	if err != nil {
-		return err
-	}
-	parsed, perr := catalog.Parse(s.cfg.Name, data)
+	parsed, perr := catalog.ParseList(s.cfg.Name, s.cfg.Name, s.cfg.Description, c.instructions, listed)
 	for _, p := range catalog.Problems(perr) {
 		logProblem(s, p)
 	}
@@ -499,14 +501,14 @@ func (m *Manager) refresh(s *server, c *conn) error {
 		return perr
 	}
 	tools := parsed.AsTools(m.namer, tool.Deferred)
-	listed := make(map[string]bool, len(tools))
+	listedNames := make(map[string]bool, len(tools))
 	for i := range tools {
 		t := &tools[i]
 		t.Exposure = s.cfg.ExposureFor(t.Origin.Tool)
 		t.Brief = s.cfg.Briefs[t.Origin.Tool]
 		t.Handler = m.handler(s, t.Origin.Tool)
 		t.Annotations = normalizeAnnotations(t.Annotations)
-		listed[t.Origin.Tool] = true
+		listedNames[t.Origin.Tool] = true
 	}
 
 	m.mu.Lock()
@@ -520,7 +522,7 @@ func (m *Manager) refresh(s *server, c *conn) error {
 	}
 	var hide []tool.Tool
 	for name, prev := range s.registered {
-		if !listed[name] && prev.Exposure != tool.Hidden {
+		if !listedNames[name] && prev.Exposure != tool.Hidden {
 			prev.Exposure = tool.Hidden
 			hide = append(hide, prev)
 		}

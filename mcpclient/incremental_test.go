@@ -2,7 +2,6 @@ package mcpclient
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"sync"
 	"testing"
@@ -126,27 +125,5 @@ func TestListChangedReindexesOnlyWhatChanged(t *testing.T) {
 	}
 	if ranker.Len() != 2*mcptest.Tools {
 		t.Errorf("index holds %d tools, want %d", ranker.Len(), 2*mcptest.Tools)
-	}
-}
-
-// TestListDocumentEncode checks that a list document is encoded as
-// json.Marshal encodes it.
-func TestListDocumentEncode(t *testing.T) {
-	for _, doc := range []listDocument{
-		{Server: "s", Tools: []json.RawMessage{}},
-		{Server: "s<&>", Description: "d \"q\"", Instructions: "i\n", Tools: []json.RawMessage{json.RawMessage(`{"name":"a"}`)}},
-		{Server: "s", Tools: []json.RawMessage{json.RawMessage(`{"name":"a"}`), json.RawMessage(`{"name":"b","inputSchema":{"type":"object"}}`)}},
-	} {
-		want, err := json.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := doc.encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(want) {
-			t.Errorf("encode = %s, want %s", got, want)
-		}
 	}
 }
