@@ -29,7 +29,7 @@ func main() {
 	defer shelf.Close()
 	a, err := shelf.Agent(ctx, toolshelf.AgentConfig{
 		Provider: toolshelf.Provider{Name: cmp.Or(os.Getenv("TOOLSHELF_PROVIDER"), toolshelf.Emulator)},
-		NewModel: adapter.New,                // the provider's SDK, or the offline emulator
+		NewModel: adapter.New,                // the provider's adapter, or the offline emulator
 		Session:  &toolshelf.SessionConfig{}, // saved, resumable
 	})
 	if err != nil {
