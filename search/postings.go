@@ -74,8 +74,9 @@ func (p *postings) intern(t string, newTerm func(string)) int32 {
 
 // addAnalysed indexes a document given as its field lengths and its
 // postings under the index's term ids (one per term; add's result for the
-// same terms), replacing a live document of the same name in place. It
-// sorts posts by term and returns the document's slot.
+// same terms), replacing a live document of the same name in place, and
+// returns the document's slot. The slot's terms are kept sorted, for has;
+// the lists do not depend on the order of posts.
 func (p *postings) addAnalysed(name string, lens [maxFields]uint32, posts []localPosting) int32 {
 	slot := p.takeSlot(name)
 	d := &p.slots[slot]
@@ -83,7 +84,6 @@ func (p *postings) addAnalysed(name string, lens [maxFields]uint32, posts []loca
 	for f, n := range lens {
 		p.sumLen[f] += float64(n)
 	}
-	slices.SortFunc(posts, func(a, b localPosting) int { return cmp.Compare(a.term, b.term) })
 	if len(posts) > 0 {
 		d.terms = make([]int32, len(posts))
 	}
@@ -91,6 +91,7 @@ func (p *postings) addAnalysed(name string, lens [maxFields]uint32, posts []loca
 		d.terms[i] = lp.term
 		p.lists[lp.term] = append(p.lists[lp.term], posting{slot: slot, tf: lp.tf, in: lp.in})
 	}
+	slices.Sort(d.terms)
 	p.live++
 	return slot
 }
