@@ -45,8 +45,8 @@ var httpSurfaces = map[string]Surface{"/mcp": Meta, "/mcp/meta": Meta, "/mcp/dir
 func (g *Gateway) Handler(cfg HTTPConfig) http.Handler {
 	opts := &mcp.StreamableHTTPOptions{Stateless: true}
 	mux := http.NewServeMux()
+	g.Server(Meta) // makes the servers, without the direct surface's tools
 	for path, s := range httpSurfaces {
-		g.Server(Meta) // makes the servers, without the direct surface's tools
 		// Server is asked per request: the direct surface's tools are
 		// made on its first request.
 		mux.Handle(path, carry(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server(s) }, opts)))

@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,11 +52,11 @@ func New(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := cmpOr(cfg.APIKey, cmpOr(os.Getenv("GOOGLE_API_KEY"), os.Getenv("GEMINI_API_KEY")))
+	key := cmp.Or(cfg.APIKey, os.Getenv("GOOGLE_API_KEY"), os.Getenv("GEMINI_API_KEY"))
 	if key == "" {
 		return nil, fmt.Errorf("%s: no API key: set Config.APIKey, or GEMINI_API_KEY (get one at https://ai.google.dev/gemini-api/docs/api-key)", provider.Gemini)
 	}
-	endpoint, err := streamURL(cmpOr(cfg.BaseURL, cmpOr(os.Getenv("GOOGLE_GEMINI_BASE_URL"), DefaultBaseURL)), cfg.Model)
+	endpoint, err := streamURL(cmp.Or(cfg.BaseURL, os.Getenv("GOOGLE_GEMINI_BASE_URL"), DefaultBaseURL), cfg.Model)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package gemini
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -49,7 +50,7 @@ func (d *decoder) handle(chunk *response) []llm.Event {
 			CacheRead: cached, Output: u.CandidatesTokenCount + u.ThoughtsTokenCount}
 	}
 	if f := chunk.PromptFeedback; f != nil && f.BlockReason != "" {
-		d.reason, d.message = f.BlockReason, cmpOr(f.BlockReasonMessage, "the prompt was blocked ("+f.BlockReason+")")
+		d.reason, d.message = f.BlockReason, cmp.Or(f.BlockReasonMessage, "the prompt was blocked ("+f.BlockReason+")")
 	}
 	var evs []llm.Event
 	for _, c := range chunk.Candidates {
@@ -70,13 +71,6 @@ func (d *decoder) handle(chunk *response) []llm.Event {
 		}
 	}
 	return evs
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // part adds one part of the answer.
