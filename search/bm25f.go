@@ -515,8 +515,7 @@ func (r *BM25F) searchParsed(q Query, pq parsedQuery) Result {
 	slices.SortFunc(exact, func(a, b int32) int { return compareSeq(r.idx, a, b) })
 
 	limit := min(q.Limit, c.n) // no more hits than candidates
-	matchedAny := r.score(pq.slots, &c, s)
-	top := r.rank(s, limit+len(exact))
+	top, matchedAny := r.rankSlots(pq.slots, &c, s, limit+len(exact))
 	hits := make([]Hit, 0, min(limit, len(exact)+len(top)))
 	for _, slot := range exact {
 		hits = append(hits, Hit{Name: r.idx.slots[slot].name, Exact: true})

@@ -187,7 +187,7 @@ func (p *postings) oracleAdd(name string, fields [][]string, newTerm func(string
 	}
 	slices.Sort(d.terms)
 	for _, id := range d.terms {
-		p.lists[id] = append(p.lists[id], ps[at[id]-1])
+		p.insert(id, ps[at[id]-1])
 	}
 	p.slots[slot] = d
 	p.live++

@@ -27,10 +27,8 @@ func (r *BM25F) Explain(q Query, name string) string {
 	nm := r.normsFor(&c)
 	wlen := r.wlen[slot]
 	postingOf := func(list []posting) *posting {
-		for i := range list {
-			if list[i].slot == slot {
-				return &list[i]
-			}
+		if i := seek(list, 0, slot); i < len(list) && list[i].slot == slot {
+			return &list[i]
 		}
 		return nil
 	}

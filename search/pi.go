@@ -231,6 +231,7 @@ func (r *PI) Search(q Query) Result {
 	if c.n <= 0 {
 		return Result{}
 	}
+	score := s.scores(len(idx.slots))
 	avgdl := c.avgLen(0)
 	n := float64(c.n)
 	for _, term := range terms {
@@ -246,20 +247,20 @@ func (r *PI) Search(q Query) Result {
 			}
 			tf := float64(p.tf[0])
 			dl := float64(idx.lens[p.slot][0])
-			if s.score[p.slot] == 0 {
+			if score[p.slot] == 0 {
 				s.touched = append(s.touched, p.slot)
 			}
 			// Grouped as the reference computes it, so that scores agree
 			// to the last bit.
 			norm := piK1 * (1 - piB + piB*dl/avgdl)
-			s.score[p.slot] += idf * ((tf * (piK1 + 1)) / (tf + norm))
+			score[p.slot] += idf * ((tf * (piK1 + 1)) / (tf + norm))
 		}
 	}
-	s.pos = idx.topK(s.touched, s.score, min(q.Limit, c.n), &s.top, s.pos)
+	s.pos = idx.topK(s.touched, score, min(q.Limit, c.n), &s.top, s.pos)
 	top := s.pos
 	hits := make([]Hit, len(top))
 	for i, slot := range top {
-		hits[i] = Hit{Name: idx.slots[slot].name, Score: s.score[slot]}
+		hits[i] = Hit{Name: idx.slots[slot].name, Score: score[slot]}
 	}
 	return Result{Hits: hits}
 }

@@ -89,7 +89,7 @@ func (p *postings) addAnalysed(name string, lens [maxFields]uint32, posts []loca
 	}
 	for i, lp := range posts {
 		d.terms[i] = lp.term
-		p.lists[lp.term] = append(p.lists[lp.term], posting{slot: slot, tf: lp.tf, in: lp.in})
+		p.insert(lp.term, posting{slot: slot, tf: lp.tf, in: lp.in})
 	}
 	slices.Sort(d.terms)
 	p.live++
@@ -140,13 +140,8 @@ func (p *postings) unindex(slot int32) {
 	d := &p.slots[slot]
 	for _, id := range d.terms {
 		list := p.lists[id]
-		for i := range list {
-			if list[i].slot == slot {
-				last := len(list) - 1
-				list[i] = list[last]
-				p.lists[id] = list[:last]
-				break
-			}
+		if i := seek(list, 0, slot); i < len(list) && list[i].slot == slot {
+			p.lists[id] = slices.Delete(list, i, i+1)
 		}
 	}
 	for f := range maxFields {
@@ -156,6 +151,46 @@ func (p *postings) unindex(slot int32) {
 	d.terms = nil
 	d.live = false
 	p.live--
+}
+
+// insert adds e to term id's list, which is kept in slot order: scoring
+// walks the lists of a query side by side, a range of slots at a time
+// (score.go). A new document's slot is the highest, so building appends.
+func (p *postings) insert(id int32, e posting) {
+	list := p.lists[id]
+	if n := len(list); n == 0 || list[n-1].slot < e.slot {
+		p.lists[id] = append(list, e)
+		return
+	}
+	p.lists[id] = slices.Insert(list, seek(list, 0, e.slot), e)
+}
+
+// seek returns the index of the first posting at or after from whose slot
+// is at least slot, or len(list): it gallops, then bisects, so that
+// skipping k postings costs O(log k).
+func seek(list []posting, from int, slot int32) int {
+	if from >= len(list) || list[from].slot >= slot {
+		return from
+	}
+	// list[lo].slot < slot throughout; hi is past the answer once
+	// list[hi].slot >= slot or hi = len(list).
+	lo, step := from, 1
+	hi := lo + step
+	for hi < len(list) && list[hi].slot < slot {
+		lo = hi
+		step *= 2
+		hi = lo + step
+	}
+	hi = min(hi, len(list))
+	for lo+1 < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if list[mid].slot < slot {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
 }
 
 // list returns the postings of a term, nil when no document has it.
@@ -207,40 +242,21 @@ func (c *candidates) df(term string, list []posting) int {
 	return df
 }
 
-// scratch holds per-search buffers, recycled through a pool. The
-// per-document arrays are separate and small because every posting of a
-// search reads or writes them: on a large index they outgrow the cache,
-// and each array a posting touches costs a miss.
+// scratch holds per-search buffers, recycled through a pool.
 type scratch struct {
-	mask  []bool
-	score []float64
-	// name holds, per document, the bit set of the query slots that
-	// matched the tool's name; flags, when the query has required words,
-	// of the slots that matched at all; alt what one slot of several
-	// alternatives accumulates.
-	name      []uint64
-	flags     []uint64
-	alt       []altAcc
-	usedFlags bool
-	touched   []int32
-	named     []int32
-	altSeen   []int32
-	slotIDF   []float64
-	// slotDocs lists the documents one query slot of several alternatives
-	// matched; pos lists the documents topK ranks; top keeps the best
-	// ones; excluded lists the slots set in mask.
-	slotDocs []int32
+	mask []bool // mask[slot] is true for excluded slots
+	// score and touched are the reference ranker's per-document scores
+	// and the documents it scored; query is the toolshelf ranker's query
+	// state, slotIDF its slots' idfs.
+	score   []float64
+	touched []int32
+	query   scoreQuery
+	slotIDF []float64
+	// pos lists the documents topK ranks; top keeps the best ones;
+	// excluded lists the slots set in mask.
 	pos      []int32
 	top      topSet
 	excluded []int32
-}
-
-// altAcc accumulates, per document, one query slot's weighted
-// frequencies (sum, reset after each alternative) and the best
-// alternative so far (slotMax, reset after the slot).
-type altAcc struct {
-	sum     float64
-	slotMax float64
 }
 
 type scratchPool struct{ pool sync.Pool }
@@ -253,17 +269,18 @@ func (sp *scratchPool) get(n int) *scratch {
 	}
 	if cap(s.mask) < n {
 		s.mask = make([]bool, n)
-		s.score = make([]float64, n)
-		s.name = make([]uint64, n)
-		s.flags = make([]uint64, n)
-		s.alt = make([]altAcc, n)
 	}
 	s.mask = s.mask[:n]
-	s.score = s.score[:n]
-	s.name = s.name[:n]
-	s.flags = s.flags[:n]
-	s.alt = s.alt[:n]
 	return s
+}
+
+// scores returns the per-document scores for n slots, zero.
+func (s *scratch) scores(n int) []float64 {
+	if cap(s.score) < n {
+		s.score = make([]float64, n)
+	}
+	s.score = s.score[:n]
+	return s.score
 }
 
 // put clears the entries the search set and returns the buffers to the
@@ -272,35 +289,16 @@ func (sp *scratchPool) put(s *scratch) {
 	for _, t := range s.touched {
 		s.score[t] = 0
 	}
-	if s.usedFlags {
-		for _, t := range s.touched {
-			s.flags[t] = 0
-		}
-		s.usedFlags = false
-	}
-	for _, t := range s.named {
-		s.name[t] = 0
-	}
 	for _, t := range s.excluded {
 		s.mask[t] = false
 	}
 	s.touched = s.touched[:0]
-	s.named = s.named[:0]
-	s.altSeen = s.altSeen[:0]
+	s.query.reset()
 	s.slotIDF = s.slotIDF[:0]
-	s.slotDocs = s.slotDocs[:0]
 	s.pos = s.pos[:0]
 	s.top.reset(0)
 	s.excluded = s.excluded[:0]
 	sp.pool.Put(s)
-}
-
-// setName records that query slot bit matched the name of document d.
-func (s *scratch) setName(d int32, bit uint64) {
-	if s.name[d] == 0 {
-		s.named = append(s.named, d)
-	}
-	s.name[d] |= bit
 }
 
 // candidates resolves exclusions into s.mask and computes the statistics.

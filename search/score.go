@@ -1,143 +1,319 @@
 package search
 
-import "math/bits"
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"runtime"
+	"slices"
+	"sync"
+)
 
-// score adds every candidate's score into s.score, lists the scored
-// documents in s.touched and leaves the slots' idfs in s.slotIDF. It
-// returns, per slot, whether any candidate contains any of its terms.
-func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
+// How the toolshelf ranker scores a query. A document's score is the sum,
+// in slot order, of its query slots' scores, times the name factor
+// (rankSlots' doc); the k best are kept in a topSet. The index's lists are
+// in slot order, so scoring walks a query's lists side by side, one window
+// of scoreWindow slots at a time: a window's per-document accumulators fit
+// in a core's cache, and every document's sum is added up in slot order,
+// whatever the window.
+//
+// Most documents of a large index cannot be among the k best, and most
+// postings of a query are in its common words' long lists. Once k
+// documents are kept, a slot's score is bounded (slotPlan.bound); the slots
+// of lowest bound whose bounds together, times the largest name factor
+// they allow, stay below the worst score kept are non-essential: a
+// document that has none of the other (essential) slots' terms cannot
+// enter. So a window scores only the documents of its essential lists, and
+// reads the non-essential lists only at those documents (MaxScore, Turtle
+// and Flood 1995). When a query has a required word, the documents of one
+// required slot's lists are the only ones that can score.
+//
+// A query with many postings is scored on several processors, each taking
+// a range of windows and keeping its own k best, which are then merged.
+// The ranking is the one scoring every posting on one processor gives, to
+// the last bit (TestPrunedRankingIsExhaustive).
+
+// scoreWindow is how many consecutive slots are scored together.
+const scoreWindow = 4096
+
+// boundMargin widens score bounds, and narrows the scores they are compared
+// with, by more than floating-point rounding can move either.
+const boundMargin = 1e-9
+
+// gallopShare is how many times more postings than documents a list's part
+// in a window must have to be searched for the documents rather than read
+// in full.
+const gallopShare = 8
+
+// Pruning pays when the non-essential lists have more than one
+// pruneShare-th as many postings as the essential lists: marking these's
+// documents costs about that share of scoring those in full.
+const pruneShare = 4
+
+// parallelPostings is how many postings a query needs, per processor, to be
+// scored on more than one.
+const parallelPostings = 1 << 14
+
+// scoreQuery is what scoring one query reads, shared by its workers.
+type scoreQuery struct {
+	r     *BM25F
+	c     *candidates
+	nm    *norms
+	plans []slotPlan
+	// lists holds the query's lists, slot by slot (the group's terms,
+	// then each phrase's words), and listSlot their slots; slotCur[si] is
+	// slot si's first list, with one more entry at the end.
+	lists    [][]posting
+	listSlot []int
+	slotCur  []int
+	bound    []float64 // by slot
+	byBound  []int     // slots by bound, lowest first
+	// idfShare holds, by byBound's order, the share of the query's idf
+	// mass in the slots up to and including that one.
+	idfShare []float64
+	required uint64
+	f        factorConsts
+	// drive is the required slot whose documents are the only ones that
+	// can score, or -1; canPrune reports whether bounds can be trusted.
+	drive    int
+	canPrune bool
+	slotLen  []int // by slot: its lists' postings
+	postings int
+	k        int
+}
+
+// window is one worker's state: by document offset in the window, what
+// scoring it needs; its cursors; and the best documents it has seen.
+type window struct {
+	score [scoreWindow]float64
+	alt   [scoreWindow]altAcc
+	// name holds the bit set of the query slots that matched the tool's
+	// name; flags, when the query has required words, of the slots that
+	// matched at all.
+	name  [scoreWindow]uint64
+	flags [scoreWindow]uint64
+	mark  [scoreWindow / 64]uint64 // documents of the essential lists
+
+	touched, named, altSeen, slotDocs []int32
+	marked                            []int32 // the marked offsets, ascending
+
+	pos    []int       // by list: the first posting not yet in a window
+	segs   [][]posting // by list: its postings in the window
+	gather []posting   // non-essential lists' postings at marked documents
+	ess    []bool      // by slot: essential
+	nonEss int         // how many of byBound's first slots are not
+	top    topSet
+}
+
+// windows recycles workers' states.
+var windows = sync.Pool{New: func() any { return new(window) }}
+
+// altAcc accumulates, per document, one query slot's weighted
+// frequencies (sum, reset after each alternative) and the best
+// alternative so far (slotMax, reset after the slot).
+type altAcc struct {
+	sum     float64
+	slotMax float64
+}
+
+// rankSlots scores the candidates for the query slots and returns the k
+// best, best first, and per slot whether any candidate contains any of its
+// terms. It leaves the slots' idfs in s.slotIDF.
+//
+// A document's final score is its sum over the slots times the name
+// factor × (1 + boost × coverage × √share), where boost is
+// [Params.NameBoost], coverage is the share of the tool's name words the
+// query matched and share the part of the query's idf mass (the sum of its
+// slots' idfs) in the slots that matched the name. Ties go to the tool
+// indexed first.
+func (r *BM25F) rankSlots(slots []qslot, c *candidates, s *scratch, k int) ([]ranked, []bool) {
 	matchedAny := make([]bool, len(slots))
-	if c.n <= 0 {
-		return matchedAny
+	top := &s.top
+	top.reset(k)
+	if c.n <= 0 || k <= 0 {
+		return top.sorted(), matchedAny
 	}
-	nm := r.normsFor(c)
-	excl := len(c.excluded) > 0
-	var required uint64
+	q := &s.query
+	q.r, q.c, q.nm, q.k = r, c, r.normsFor(c), k
 	for si, sl := range slots {
+		p := r.plan(sl, c)
+		q.plans = append(q.plans, p)
+		matchedAny[si] = p.matched
+		s.slotIDF = append(s.slotIDF, p.idf())
 		if sl.required {
-			required |= slotBit(si)
+			q.required |= slotBit(si)
 		}
 	}
-	// Which slots matched a document matters only for required words.
-	s.usedFlags = required != 0
-	slotDocs := s.slotDocs[:0]
-	defer func() { s.slotDocs = slotDocs[:0] }()
-	// touch adds v to document d's score.
-	touch := func(d int32, bit uint64, v float64) {
-		if s.score[d] == 0 {
-			s.touched = append(s.touched, d)
-		}
-		if s.usedFlags {
-			s.flags[d] |= bit
-		}
-		s.score[d] += v
+	q.f = r.factorOf(s.slotIDF)
+	q.prepare(slots)
+
+	n := int32(len(r.idx.slots))
+	windowsIn := int((n + scoreWindow - 1) / scoreWindow)
+	workers := min(runtime.GOMAXPROCS(0), windowsIn, q.postings/parallelPostings)
+	if workers <= 1 {
+		w := windows.Get().(*window)
+		w.run(q, 0, n)
+		merge(top, w)
+		return top.sorted(), matchedAny
 	}
+	// Each worker takes an equal share of the windows.
+	ws := make([]*window, workers)
+	var wg sync.WaitGroup
+	for i := range ws {
+		ws[i] = windows.Get().(*window)
+		from := int32(i*windowsIn/workers) * scoreWindow
+		to := min(int32((i+1)*windowsIn/workers)*scoreWindow, n)
+		if i > 0 {
+			wg.Go(func() { ws[i].run(q, from, to) })
+		}
+	}
+	ws[0].run(q, 0, min(int32(windowsIn/workers)*scoreWindow, n))
+	wg.Wait()
+	for _, w := range ws {
+		merge(top, w)
+	}
+	return top.sorted(), matchedAny
+}
+
+// reset empties the query's state for the next, keeping its buffers but
+// no list or plan.
+func (q *scoreQuery) reset() {
+	clear(q.plans)
+	clear(q.lists)
+	*q = scoreQuery{plans: q.plans[:0], lists: q.lists[:0], listSlot: q.listSlot[:0],
+		slotCur: q.slotCur[:0], bound: q.bound[:0], byBound: q.byBound[:0], idfShare: q.idfShare[:0],
+		slotLen: q.slotLen[:0]}
+}
+
+// merge offers a worker's best documents to top and returns its state to
+// the pool.
+func merge(top *topSet, w *window) {
+	for _, e := range w.top.h {
+		if top.admits(e.score) {
+			top.add(e.score, e.seq, e.slot)
+		}
+	}
+	w.top.reset(0)
+	windows.Put(w)
+}
+
+// prepare lists the plans' lists, each slot's score bound and the slots by
+// bound, and picks a drive slot.
+func (q *scoreQuery) prepare(slots []qslot) {
+	for si := range q.plans {
+		p := &q.plans[si]
+		q.slotCur = append(q.slotCur, len(q.lists))
+		for _, g := range p.group {
+			q.lists = append(q.lists, g.list)
+		}
+		for _, ph := range p.phrases {
+			q.lists = append(q.lists, ph.lists...)
+		}
+		for len(q.listSlot) < len(q.lists) {
+			q.listSlot = append(q.listSlot, si)
+		}
+		q.bound = append(q.bound, p.bound(q.nm))
+		q.byBound = append(q.byBound, si)
+	}
+	q.slotCur = append(q.slotCur, len(q.lists))
+	for si := range q.plans {
+		n := 0
+		for _, list := range q.lists[q.slotCur[si]:q.slotCur[si+1]] {
+			n += len(list)
+		}
+		q.slotLen = append(q.slotLen, n)
+		q.postings += n
+	}
+	slices.SortStableFunc(q.byBound, func(a, b int) int { return cmp.Compare(q.bound[a], q.bound[b]) })
+	share := 0.0
+	for _, si := range q.byBound {
+		if q.f.total > 0 {
+			share += q.f.idf[si] / q.f.total
+		}
+		q.idfShare = append(q.idfShare, share)
+	}
+	q.drive = -1
+	least := 0
 	for si, sl := range slots {
-		bit := slotBit(si)
-		plan := r.plan(sl, c)
-		matchedAny[si] = plan.matched
-		s.slotIDF = append(s.slotIDF, plan.idf())
-		if len(plan.group) == 1 && len(plan.phrases) == 0 {
-			r.scoreTerm(&plan.group[0], plan.groupIDF, bit, c, s, nm)
+		// Slots from the 64th on share one required bit, so they cannot
+		// drive.
+		if !sl.required || si >= 63 {
 			continue
 		}
-		slotDocs = slotDocs[:0]
-		// The one-word alternatives add up their weighted frequencies
-		// in alt.sum, then saturate once.
-		for _, g := range plan.group {
-			for i := range g.list {
-				p := &g.list[i]
-				if excl && c.mask[p.slot] {
-					continue
-				}
-				v := g.weight * r.tfw(p)
-				if v <= 0 {
-					continue // a field or synonym weighted 0
-				}
-				a := &s.alt[p.slot]
-				if a.sum == 0 {
-					s.altSeen = append(s.altSeen, p.slot)
-				}
-				a.sum += v
-				if p.tf[fieldName] > 0 {
-					s.setName(p.slot, bit)
-				}
-			}
+		if n := q.slotLen[si]; q.drive < 0 || n < least {
+			q.drive, least = si, n
 		}
-		if len(plan.phrases) == 0 {
-			// The group is the slot's only alternative: its score is the
-			// slot's.
-			for _, d := range s.altSeen {
-				a := &s.alt[d]
-				v := nm.saturate(plan.groupIDF, a.sum, r.wlen[d])
-				a.sum = 0
-				if v > 0 {
-					touch(d, bit, v)
-				}
-			}
-			s.altSeen = s.altSeen[:0]
+	}
+	nm := q.nm
+	q.canPrune = q.drive < 0 && nm.add >= 0 && nm.mul >= 0 && nm.k1 > 0
+}
+
+// run scores the windows of slots [from, to), keeping the k best in w.top.
+func (w *window) run(q *scoreQuery, from, to int32) {
+	w.top.reset(q.k)
+	w.pos = w.pos[:0]
+	for _, list := range q.lists {
+		w.pos = append(w.pos, seek(list, 0, from))
+	}
+	w.segs = slices.Grow(w.segs[:0], len(q.lists))[:len(q.lists)]
+	w.ess = w.ess[:0]
+	for si := range q.plans {
+		w.ess = append(w.ess, q.drive < 0 || si == q.drive)
+	}
+	w.nonEss = 0
+	pruning := q.drive >= 0
+	for lo := from; lo < to; lo += scoreWindow {
+		hi := min(lo+scoreWindow, to)
+		if !w.segments(q, lo, hi, pruning) {
 			continue
 		}
-		// keep records v as document d's slot score when it beats the
-		// best alternative so far.
-		keep := func(a *altAcc, d int32, v float64) {
-			if v > a.slotMax {
-				if a.slotMax == 0 {
-					slotDocs = append(slotDocs, d)
-				}
-				a.slotMax = v
+		q.r.scoreWindow(w, q, lo)
+		w.rank(q, lo)
+		if q.canPrune && len(w.top.h) == w.top.k && w.prune(q) {
+			if w.nonEss == len(q.byBound) {
+				break // no document left can score as high as the worst kept
 			}
-		}
-		for _, d := range s.altSeen {
-			a := &s.alt[d]
-			keep(a, d, nm.saturate(plan.groupIDF, a.sum, r.wlen[d]))
-			a.sum = 0
-		}
-		s.altSeen = s.altSeen[:0]
-		// Each several-word alternative sums its words' scores.
-		for _, ph := range plan.phrases {
-			for i, list := range ph.lists {
-				idf := ph.idfs[i]
-				for j := range list {
-					p := &list[j]
-					if excl && c.mask[p.slot] {
-						continue
-					}
-					v := nm.saturate(idf, r.tfw(p), r.wlen[p.slot])
-					if v <= 0 {
-						continue
-					}
-					a := &s.alt[p.slot]
-					if a.sum == 0 {
-						s.altSeen = append(s.altSeen, p.slot)
-					}
-					a.sum += v
-					if p.tf[fieldName] > 0 {
-						s.setName(p.slot, bit)
-					}
-				}
+			// Marking the essential lists' documents costs less than
+			// scoring the non-essential lists in full only when these
+			// are long enough.
+			ne := 0
+			for _, si := range q.byBound[:w.nonEss] {
+				ne += q.slotLen[si]
 			}
-			for _, d := range s.altSeen {
-				a := &s.alt[d]
-				keep(a, d, ph.weight*a.sum)
-				a.sum = 0
-			}
-			s.altSeen = s.altSeen[:0]
-		}
-		for _, d := range slotDocs {
-			a := &s.alt[d]
-			touch(d, bit, a.slotMax)
-			a.slotMax = 0
+			pruning = pruneShare*ne > q.postings-ne
 		}
 	}
-	if required != 0 {
-		for _, d := range s.touched {
-			if s.flags[d]&required != required {
-				s.score[d] = 0
-			}
-		}
+	clear(w.segs)
+	w.gather = w.gather[:0]
+}
+
+// prune makes slots non-essential, lowest bound first, while a document
+// with only their terms would score below the worst kept, and reports
+// whether it made any. Such a document's name factor is at most 1 + boost
+// × √share, share being those slots' part of the query's idf mass.
+func (w *window) prune(q *scoreQuery) bool {
+	worst := w.top.h[0].score * (1 - boundMargin)
+	sum := 0.0
+	for _, si := range q.byBound[:w.nonEss] {
+		sum += q.bound[si]
 	}
-	return matchedAny
+	made := false
+	for w.nonEss < len(q.byBound) {
+		i := w.nonEss
+		si := q.byBound[i]
+		factor := 1.0
+		if q.f.scale && q.f.boost > 0 {
+			factor = 1 + q.f.boost*math.Sqrt(min(1, q.idfShare[i]*(1+boundMargin)))
+		}
+		if (sum+q.bound[si])*factor*(1+boundMargin) >= worst {
+			break
+		}
+		sum += q.bound[si]
+		w.ess[si] = false
+		w.nonEss++
+		made = true
+	}
+	return made
 }
 
 // slotBit is the bit of the si-th query slot in the per-document bit sets
@@ -145,33 +321,326 @@ func (r *BM25F) score(slots []qslot, c *candidates, s *scratch) []bool {
 // one shared by all later slots, which a long request may have.
 func slotBit(si int) uint64 { return 1 << min(si, 63) }
 
-// scoreTerm adds the scores of a slot that is one term, the commonest
-// case, in one pass over its postings: what score does for a slot of
-// several alternatives, without accumulating them first.
-func (r *BM25F) scoreTerm(g *groupTerm, idf float64, bit uint64, c *candidates, s *scratch, nm *norms) {
+// factorOf returns the name factor's constants for slots of the given idfs.
+func (r *BM25F) factorOf(idfs []float64) factorConsts {
+	f := factorConsts{boost: r.params.NameBoost, idf: idfs, max: 1}
+	for _, v := range idfs {
+		f.total += v
+	}
+	f.scale = f.boost != 0 && f.total != 0
+	if f.scale && f.boost > 0 {
+		f.max = 1 + f.boost
+	}
+	return f
+}
+
+// factorConsts are what the name factor of one query needs: boost, the
+// slots' idfs and their total, whether the factor applies (scale) and its
+// largest value (max).
+type factorConsts struct {
+	boost, total, max float64
+	idf               []float64
+	scale             bool
+}
+
+// bound is the most a document can score for the slot, a little more:
+// saturate never reaches idf × (k1 + 1), and a phrase scores its weight
+// times the sum of its words'.
+func (p *slotPlan) bound(nm *norms) float64 {
+	b := 0.0
+	if len(p.group) > 0 {
+		b = p.groupIDF * (nm.k1 + 1)
+	}
+	for _, ph := range p.phrases {
+		sum := 0.0
+		for _, idf := range ph.idfs {
+			sum += idf * (nm.k1 + 1)
+		}
+		b = max(b, ph.weight*sum)
+	}
+	return max(b, 0) * (1 + boundMargin)
+}
+
+// scanTo returns the index of the first posting at or after from whose
+// slot is at least slot, reading the postings in order: a window reads
+// them all anyway.
+func scanTo(list []posting, from int, slot int32) int {
+	for from < len(list) && list[from].slot < slot {
+		from++
+	}
+	return from
+}
+
+// segments sets each list's postings in the window [lo, hi) and reports
+// whether there are any to score. Without pruning, a list's are all its
+// postings in the window. With it, the essential lists' documents are
+// marked and the non-essential lists give only their postings at those.
+func (w *window) segments(q *scoreQuery, lo, hi int32, pruning bool) bool {
+	any := false
+	for l, list := range q.lists {
+		if pruning && !w.ess[q.listSlot[l]] {
+			continue
+		}
+		start := w.pos[l]
+		end := scanTo(list, start, hi)
+		w.segs[l] = list[start:end]
+		any = any || end > start
+		w.pos[l] = end
+	}
+	if !pruning || !any {
+		return any
+	}
+	c := q.c
 	excl := len(c.excluded) > 0
-	flags := s.usedFlags
-	for i := range g.list {
-		p := &g.list[i]
+	for l := range q.lists {
+		if !w.ess[q.listSlot[l]] {
+			continue
+		}
+		for i := range w.segs[l] {
+			d := w.segs[l][i].slot
+			if excl && c.mask[d] {
+				continue
+			}
+			o := d - lo
+			w.mark[o>>6] |= 1 << (o & 63)
+		}
+	}
+	w.marked = w.marked[:0]
+	for i, m := range w.mark {
+		for ; m != 0; m &= m - 1 {
+			w.marked = append(w.marked, int32(i<<6+bits.TrailingZeros64(m)))
+		}
+	}
+	if len(w.marked) == 0 {
+		return false
+	}
+	w.gather = w.gather[:0]
+	for l, list := range q.lists {
+		if w.ess[q.listSlot[l]] {
+			continue
+		}
+		// A non-essential list is left behind in windows without marked
+		// documents.
+		start := seek(list, w.pos[l], lo)
+		end := scanTo(list, start, hi)
+		part := list[start:end]
+		w.pos[l] = end
+		from := len(w.gather)
+		if len(part) > gallopShare*len(w.marked) {
+			j := 0
+			for _, o := range w.marked {
+				if j = seek(part, j, lo+o); j == len(part) {
+					break
+				}
+				if part[j].slot == lo+o {
+					w.gather = append(w.gather, part[j])
+				}
+			}
+		} else {
+			for i := range part {
+				o := part[i].slot - lo
+				if w.mark[o>>6]&(1<<(o&63)) != 0 {
+					w.gather = append(w.gather, part[i])
+				}
+			}
+		}
+		w.segs[l] = w.gather[from:len(w.gather):len(w.gather)]
+	}
+	clear(w.mark[:])
+	return true
+}
+
+// scoreWindow adds the window's documents' scores for every slot, in slot
+// order, into w.score, listing the scored documents' offsets in
+// w.touched.
+func (r *BM25F) scoreWindow(w *window, q *scoreQuery, lo int32) {
+	c, nm := q.c, q.nm
+	excl := len(c.excluded) > 0
+	usedFlags := q.required != 0
+	// touch adds v to the score of the document at offset o.
+	touch := func(o int32, bit uint64, v float64) {
+		if w.score[o] == 0 {
+			w.touched = append(w.touched, o)
+		}
+		if usedFlags {
+			w.flags[o] |= bit
+		}
+		w.score[o] += v
+	}
+	setName := func(o int32, bit uint64) {
+		if w.name[o] == 0 {
+			w.named = append(w.named, o)
+		}
+		w.name[o] |= bit
+	}
+	for si := range q.plans {
+		plan := &q.plans[si]
+		bit := slotBit(si)
+		segs := w.segs[q.slotCur[si]:q.slotCur[si+1]]
+		if len(plan.group) == 1 && len(plan.phrases) == 0 {
+			r.scoreTerm(w, segs[0], plan.group[0].weight, plan.groupIDF, bit, lo, c, nm, usedFlags)
+			continue
+		}
+		w.slotDocs = w.slotDocs[:0]
+		// The one-word alternatives add up their weighted frequencies
+		// in alt.sum, then saturate once.
+		for gi, g := range plan.group {
+			seg := segs[gi]
+			for i := range seg {
+				p := &seg[i]
+				if excl && c.mask[p.slot] {
+					continue
+				}
+				v := g.weight * r.tfw(p)
+				if v <= 0 {
+					continue // a field or synonym weighted 0
+				}
+				o := p.slot - lo
+				a := &w.alt[o]
+				if a.sum == 0 {
+					w.altSeen = append(w.altSeen, o)
+				}
+				a.sum += v
+				if p.tf[fieldName] > 0 {
+					setName(o, bit)
+				}
+			}
+		}
+		segs = segs[len(plan.group):]
+		if len(plan.phrases) == 0 {
+			// The group is the slot's only alternative: its score is the
+			// slot's.
+			for _, o := range w.altSeen {
+				a := &w.alt[o]
+				v := nm.saturate(plan.groupIDF, a.sum, r.wlen[lo+o])
+				a.sum = 0
+				if v > 0 {
+					touch(o, bit, v)
+				}
+			}
+			w.altSeen = w.altSeen[:0]
+			continue
+		}
+		// keep records v as the slot score at offset o when it beats the
+		// best alternative so far.
+		keep := func(a *altAcc, o int32, v float64) {
+			if v > a.slotMax {
+				if a.slotMax == 0 {
+					w.slotDocs = append(w.slotDocs, o)
+				}
+				a.slotMax = v
+			}
+		}
+		for _, o := range w.altSeen {
+			a := &w.alt[o]
+			keep(a, o, nm.saturate(plan.groupIDF, a.sum, r.wlen[lo+o]))
+			a.sum = 0
+		}
+		w.altSeen = w.altSeen[:0]
+		// Each several-word alternative sums its words' scores.
+		for _, ph := range plan.phrases {
+			for i := range ph.lists {
+				idf := ph.idfs[i]
+				seg := segs[i]
+				for j := range seg {
+					p := &seg[j]
+					if excl && c.mask[p.slot] {
+						continue
+					}
+					v := nm.saturate(idf, r.tfw(p), r.wlen[p.slot])
+					if v <= 0 {
+						continue
+					}
+					o := p.slot - lo
+					a := &w.alt[o]
+					if a.sum == 0 {
+						w.altSeen = append(w.altSeen, o)
+					}
+					a.sum += v
+					if p.tf[fieldName] > 0 {
+						setName(o, bit)
+					}
+				}
+			}
+			segs = segs[len(ph.lists):]
+			for _, o := range w.altSeen {
+				a := &w.alt[o]
+				keep(a, o, ph.weight*a.sum)
+				a.sum = 0
+			}
+			w.altSeen = w.altSeen[:0]
+		}
+		for _, o := range w.slotDocs {
+			a := &w.alt[o]
+			touch(o, bit, a.slotMax)
+			a.slotMax = 0
+		}
+	}
+}
+
+// scoreTerm adds the scores of a slot that is one term, the commonest
+// case, in one pass over its postings: what scoreWindow does for a slot of
+// several alternatives, without accumulating them first.
+func (r *BM25F) scoreTerm(w *window, seg []posting, weight, idf float64, bit uint64, lo int32, c *candidates, nm *norms, usedFlags bool) {
+	excl := len(c.excluded) > 0
+	for i := range seg {
+		p := &seg[i]
 		d := p.slot
 		if excl && c.mask[d] {
 			continue
 		}
-		v := nm.saturate(idf, g.weight*r.tfw(p), r.wlen[d])
+		v := nm.saturate(idf, weight*r.tfw(p), r.wlen[d])
 		if v <= 0 {
 			continue
 		}
+		o := d - lo
 		if p.tf[fieldName] > 0 {
-			s.setName(d, bit)
+			if w.name[o] == 0 {
+				w.named = append(w.named, o)
+			}
+			w.name[o] |= bit
 		}
-		if s.score[d] == 0 {
-			s.touched = append(s.touched, d)
+		if w.score[o] == 0 {
+			w.touched = append(w.touched, o)
 		}
-		if flags {
-			s.flags[d] |= bit
+		if usedFlags {
+			w.flags[o] |= bit
 		}
-		s.score[d] += v
+		w.score[o] += v
 	}
+}
+
+// rank offers the window's scored documents to top and clears their
+// accumulators. A document that lacks a required slot scores nothing; one
+// whose sum times the largest factor is below the worst kept is passed over
+// without computing its factor.
+func (w *window) rank(q *scoreQuery, lo int32) {
+	r, f, required, top := q.r, &q.f, q.required, &w.top
+	for _, o := range w.touched {
+		v := w.score[o]
+		w.score[o] = 0
+		if required != 0 {
+			ok := w.flags[o]&required == required
+			w.flags[o] = 0
+			if !ok {
+				continue
+			}
+		}
+		if !(v > 0) || !top.admits(v*f.max) {
+			continue
+		}
+		d := lo + o
+		if hit := w.name[o]; f.scale && hit != 0 {
+			v *= nameFactor(f.boost, hit, int(r.nameTerms[d]), f.idf, f.total)
+		}
+		if v > 0 && top.admits(v) {
+			top.add(v, r.idx.slots[d].seq, d)
+		}
+	}
+	for _, o := range w.named {
+		w.name[o] = 0
+	}
+	w.touched, w.named = w.touched[:0], w.named[:0]
 }
 
 // norms are the length-normalisation constants of one search: a document
