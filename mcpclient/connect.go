@@ -433,36 +433,82 @@ func isRPCError(err error) bool {
 	return errors.As(err, &we)
 }
 
-// rawToolSchemas is a sending middleware: it writes the schemas of a
+// rawToolSchemas is a sending middleware: it keeps the schemas of a
 // tools/list answer's tools (which the SDK decodes into maps) as JSON
-// (json.RawMessage) before the SDK files the answer. The SDK keeps every
-// page it listed for the session's life (its SEP-2549 cache, also when
-// the server gives it no TTL) and looks a tool up there on each call; a
-// decoded schema holds about 5 KB of heap per tool, its JSON about a
-// fifth of that. The JSON is the bytes encoding/json's Marshal writes
-// for the decoded schema, as the tool's definition was always encoded,
-// so nothing else reads them differently: the SDK's checks of
-// x-mcp-header annotations encode the schema and decode it again either
-// way. Both here and in refresh the bytes come from marshal.
+// before the SDK files the answer. The SDK keeps every page it listed for
+// the session's life (its SEP-2549 cache, also when the server gives it no
+// TTL) and looks a tool up there on each call, for its x-mcp-header
+// annotations only; a decoded schema holds about 5 KB of heap per tool, its
+// JSON about a fifth of that. The JSON is the bytes encoding/json's Marshal
+// writes for the decoded schema, as the tool's definition was always
+// encoded, so nothing reads it differently. An input schema is kept as a
+// listedSchema, whose encoding is only what those checks read.
+//
+// A page without a TTL is never listed from the cache again. When the
+// listing is refresh's (a listing in the context), such a page's tools are
+// handed to it whole there and left in the SDK's cache as their names and
+// annotations alone. Both here and in refresh the bytes come from marshal.
 func rawToolSchemas(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-			for _, t := range r.Tools {
-				if t != nil {
-					t.InputSchema, t.OutputSchema = rawSchema(t.InputSchema), rawSchema(t.OutputSchema)
-				}
+		r, ok := res.(*mcp.ListToolsResult)
+		if !ok || err != nil {
+			return res, err
+		}
+		l, _ := ctx.Value(listingKey{}).(*listing)
+		once := l != nil && r.GetTTLMs() <= 0
+		for _, t := range r.Tools {
+			if t == nil {
+				continue
+			}
+			in := listed(t.InputSchema)
+			t.InputSchema, t.OutputSchema = in, rawSchema(t.OutputSchema)
+			if s, ok := in.(*listedSchema); ok && once {
+				l.keep(t, wholeTool(t))
+				*t = mcp.Tool{Name: t.Name, InputSchema: &listedSchema{headers: s.headers}}
 			}
 		}
 		return res, err
 	}
 }
 
+// listingKey is the context key of a listing.
+type listingKey struct{}
+
+// listing holds, for one listing of a server's tools, the whole tools of
+// its pages that the SDK's cache keeps as their names and annotations
+// (rawToolSchemas), by the pointer the SDK hands over.
+type listing struct {
+	mu    sync.Mutex
+	whole map[*mcp.Tool]*mcp.Tool
+}
+
+// keep records t's whole form.
+func (l *listing) keep(t, whole *mcp.Tool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.whole == nil {
+		l.whole = make(map[*mcp.Tool]*mcp.Tool)
+	}
+	l.whole[t] = whole
+}
+
+// take returns the whole form of a listed tool, and forgets it.
+func (l *listing) take(t *mcp.Tool) *mcp.Tool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w, ok := l.whole[t]; ok {
+		delete(l.whole, t)
+		return w
+	}
+	return wholeTool(t)
+}
+
 // rawSchema returns a decoded schema as JSON; nil, and what cannot be
 // encoded, stay as they are.
 func rawSchema(s any) any {
 	switch s.(type) {
-	case nil, json.RawMessage:
+	case nil, json.RawMessage, *listedSchema:
 		return s
 	}
 	b, err := marshal(s)
@@ -470,6 +516,96 @@ func rawSchema(s any) any {
 		return s
 	}
 	return json.RawMessage(b)
+}
+
+// listedSchema is a listed tool's input schema as the SDK keeps it: its
+// JSON (full, nil once refresh has it), and the part the SDK reads
+// (headers). The SDK reads a tool's input schema only to find x-mcp-header
+// annotations, by encoding it and decoding the encoding, case-sensitively,
+// into a struct of "type", "x-mcp-header" and "properties" (of which it
+// follows only properties). MarshalJSON writes headers: those three at
+// every level as they are, which decodes into the same struct, errors
+// included; or null when there is no annotation, which reads as none, as
+// the whole schema does. So the SDK checks the annotations (and sends the
+// headers they ask for) as it would with the whole schema, at a fraction
+// of the cost. Code of this package that encodes a listed tool restores
+// the whole schema first (wholeTool, listing.take).
+type listedSchema struct {
+	full, headers json.RawMessage
+}
+
+// MarshalJSON writes what the SDK reads of the schema.
+func (s *listedSchema) MarshalJSON() ([]byte, error) { return s.headers, nil }
+
+// noAnnotations is what a listedSchema encodes as when its schema has no
+// x-mcp-header annotation.
+var noAnnotations = json.RawMessage("null")
+
+// listed returns a decoded input schema as a listedSchema; nil, and what
+// cannot be encoded, stay as they are.
+func listed(s any) any {
+	switch s.(type) {
+	case nil, json.RawMessage, *listedSchema:
+		return s
+	}
+	full, err := marshal(s)
+	if err != nil {
+		return s
+	}
+	part, annotated := headerPart(s)
+	if !annotated {
+		return &listedSchema{full: full, headers: noAnnotations}
+	}
+	headers, err := marshal(part)
+	if err != nil {
+		return json.RawMessage(full)
+	}
+	return &listedSchema{full: full, headers: headers}
+}
+
+// headerPart returns what the SDK's x-mcp-header checks read of a decoded
+// schema value (of an object, its "type" and "x-mcp-header" as they are
+// and the header parts of its "properties"' values), and whether it holds
+// an annotation.
+func headerPart(v any) (any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v, false
+	}
+	out := make(map[string]any, 3)
+	if x, ok := m["type"]; ok {
+		out["type"] = x
+	}
+	x, annotated := m["x-mcp-header"]
+	if annotated {
+		out["x-mcp-header"] = x
+	}
+	if p, ok := m["properties"]; ok {
+		props, ok := p.(map[string]any)
+		if !ok {
+			out["properties"] = p
+			return out, annotated
+		}
+		part := make(map[string]any, len(props))
+		for name, x := range props {
+			var a bool
+			part[name], a = headerPart(x)
+			annotated = annotated || a
+		}
+		out["properties"] = part
+	}
+	return out, annotated
+}
+
+// wholeTool returns t with its whole input schema, a copy when the SDK
+// keeps it as a listedSchema.
+func wholeTool(t *mcp.Tool) *mcp.Tool {
+	if s, ok := t.InputSchema.(*listedSchema); ok && s.full != nil {
+		c := *t
+		c.InputSchema = s.full
+		return &c
+	}
+	return t
 }
 
 // marshal is json.Marshal by the JSON library the MCP SDK decodes with
@@ -486,6 +622,8 @@ func (m *Manager) refresh(s *server, c *conn) error {
 	defer s.listMu.Unlock()
 	ctx, cancel := context.WithTimeout(c.ctx, s.cfg.Timeout)
 	defer cancel()
+	l := &listing{}
+	ctx = context.WithValue(ctx, listingKey{}, l)
 	var listed []json.RawMessage
 	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
@@ -494,7 +632,7 @@ func (m *Manager) refresh(s *server, c *conn) error {
 			}
 			return err
 		}
-		raw, err := marshal(t)
+		raw, err := marshal(l.take(t))
 		if err != nil {
 			s.log.Warn("skipping a tool that cannot be encoded", "tool", t.Name, "error", err)
 			continue

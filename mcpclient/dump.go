@@ -108,7 +108,7 @@ func (m *Manager) CatalogFile(ctx context.Context, name string) ([]byte, error) 
 		if err != nil {
 			return nil, s.redact.Err(fmt.Errorf("listing the tools of %s: %w", s.describe(), err))
 		}
-		raw, err := json.Marshal(t)
+		raw, err := json.Marshal(wholeTool(t))
 		if err == nil {
 			raw, err = readableOrder(raw)
 		}

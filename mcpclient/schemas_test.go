@@ -1,11 +1,18 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/toolshelf/toolshelf/catalog/builtin"
 )
 
 // TestRegisteredSchemaBytes pins the parameter bytes registered for a
@@ -42,16 +49,25 @@ func TestRegisteredSchemaBytes(t *testing.T) {
 	}
 }
 
-// TestRawToolSchemas: the middleware writes a listed tool's decoded
-// schemas as the JSON json.Marshal gives for them, leaves a missing
-// output schema missing, and leaves other answers alone.
+// TestRawToolSchemas: the middleware keeps a listed tool's decoded input
+// schema as a listedSchema holding the JSON json.Marshal gives for it, and
+// its output schema as that JSON; it leaves a missing output schema
+// missing, and other answers alone. In refresh's listing, a page without
+// TTL is left to the SDK as names and annotations, and the listing hands
+// the tools over whole; a page with a TTL keeps them.
 func TestRawToolSchemas(t *testing.T) {
 	in := map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string", "description": "a<b"}}}
 	want, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "a", InputSchema: in}, nil, {Name: "b", InputSchema: in, OutputSchema: in}}}
+	var listed *mcp.ListToolsResult
+	page := func(ttl int) *mcp.ListToolsResult {
+		listed = &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "a", Description: "A.", InputSchema: in}, nil,
+			{Name: "b", InputSchema: in, OutputSchema: in}}}
+		listed.TTLMs = ttl
+		return listed
+	}
 	other := &mcp.ListPromptsResult{}
 	h := rawToolSchemas(func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
 		if method == "tools/list" {
@@ -59,22 +75,138 @@ func TestRawToolSchemas(t *testing.T) {
 		}
 		return other, nil
 	})
-	res, err := h(t.Context(), "tools/list", nil)
-	if err != nil || res != listed {
-		t.Fatalf("tools/list answered %v, %v", res, err)
-	}
-	for _, tl := range []*mcp.Tool{listed.Tools[0], listed.Tools[2]} {
-		if raw, ok := tl.InputSchema.(json.RawMessage); !ok || string(raw) != string(want) {
-			t.Errorf("%s input schema %#v, want %s", tl.Name, tl.InputSchema, want)
+	check := func(what string, a, b *mcp.Tool) {
+		t.Helper()
+		if raw, ok := a.InputSchema.(json.RawMessage); !ok || string(raw) != string(want) || a.Description != "A." {
+			t.Errorf("%s: tool a %#v, want its description and input schema %s", what, a, want)
+		}
+		if a.OutputSchema != nil {
+			t.Errorf("%s: a missing output schema became %#v", what, a.OutputSchema)
+		}
+		if raw, ok := b.OutputSchema.(json.RawMessage); !ok || string(raw) != string(want) {
+			t.Errorf("%s: output schema %#v, want %s", what, b.OutputSchema, want)
 		}
 	}
-	if listed.Tools[0].OutputSchema != nil {
-		t.Errorf("a missing output schema became %#v", listed.Tools[0].OutputSchema)
-	}
-	if raw, ok := listed.Tools[2].OutputSchema.(json.RawMessage); !ok || string(raw) != string(want) {
-		t.Errorf("output schema %#v, want %s", listed.Tools[2].OutputSchema, want)
+	for _, ttl := range []int{0, 60000} {
+		p := page(ttl)
+		if res, err := h(t.Context(), "tools/list", nil); err != nil || res != p {
+			t.Fatalf("tools/list answered %v, %v", res, err)
+		}
+		for _, tl := range []*mcp.Tool{p.Tools[0], p.Tools[2]} {
+			if s, ok := tl.InputSchema.(*listedSchema); !ok || string(s.full) != string(want) {
+				t.Errorf("ttl %d: %s input schema %#v, want a listedSchema of %s", ttl, tl.Name, tl.InputSchema, want)
+			}
+		}
+		check(fmt.Sprintf("outside a listing, ttl %d", ttl), wholeTool(p.Tools[0]), wholeTool(p.Tools[2]))
+
+		l := &listing{}
+		p = page(ttl)
+		if _, err := h(context.WithValue(t.Context(), listingKey{}, l), "tools/list", nil); err != nil {
+			t.Fatal(err)
+		}
+		a, b := p.Tools[0], p.Tools[2]
+		stripped := a.Description == "" && b.OutputSchema == nil && a.InputSchema.(*listedSchema).full == nil
+		if stripped != (ttl == 0) {
+			t.Errorf("in a listing, ttl %d: the SDK keeps %#v", ttl, a)
+		}
+		check(fmt.Sprintf("in a listing, ttl %d", ttl), l.take(a), l.take(b))
 	}
 	if res, err := h(t.Context(), "prompts/list", nil); err != nil || res != other {
 		t.Errorf("prompts/list answered %v, %v", res, err)
+	}
+}
+
+// sdkHeaderView is what the MCP SDK (v1.8.0, streamable_headers.go) decodes
+// a tool's encoded input schema into to find x-mcp-header annotations,
+// with its JSON library's case-sensitive field matching.
+type sdkHeaderView struct {
+	Type       string                   `json:"type"`
+	XMCPHeader json.RawMessage          `json:"x-mcp-header,omitempty"`
+	Properties map[string]sdkHeaderView `json:"properties,omitempty"`
+}
+
+// sdkRead encodes v and decodes it as the SDK does.
+func sdkRead(t *testing.T, v any) (sdkHeaderView, error) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("encoding %#v: %v", v, err)
+	}
+	dec := segjson.NewDecoder(bytes.NewReader(b))
+	dec.DontMatchCaseInsensitiveStructFields()
+	var h sdkHeaderView
+	err = dec.Decode(&h)
+	return h, err
+}
+
+// annotated reports whether a view holds an x-mcp-header annotation.
+func annotated(h sdkHeaderView) bool {
+	if h.XMCPHeader != nil {
+		return true
+	}
+	for _, p := range h.Properties {
+		if annotated(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestListedSchemaReadsAsTheWhole: what the SDK reads of a listedSchema
+// (its headers) decodes as the whole schema does, errors included, for
+// every built-in corpus tool's schema and for schemas that exercise the
+// annotation's edge cases.
+func TestListedSchemaReadsAsTheWhole(t *testing.T) {
+	servers, err := builtin.Servers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schemas []string
+	for _, s := range servers {
+		for _, e := range s.Tools {
+			schemas = append(schemas, string(e.InputSchema))
+		}
+	}
+	schemas = append(schemas,
+		`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region","description":"d"},`+
+			`"nested":{"type":"object","properties":{"id":{"type":"integer","x-mcp-header":"Id"}},"required":["id"]}}}`,
+		`{"type":"object","properties":{"o":{"type":"object","x-mcp-header":"Bad"}}}`,
+		`{"type":["string","null"],"properties":{"a":{"x-mcp-header":"A"}}}`,
+		`{"type":"object","properties":{"a":true,"b":null,"c":{"type":7}}}`,
+		`{"type":"object","properties":[1,2]}`,
+		`{"Type":"object","PROPERTIES":{"a":{"X-MCP-HEADER":"A"}},"properties":{"b":{"x-mcp-header":12,"type":"string"}}}`,
+		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A","items":{"properties":{"z":{"x-mcp-header":"Z"}}}}}}`,
+		`{"anyOf":[{"properties":{"a":{"x-mcp-header":"A"}}}],"x-mcp-header":"Top","type":"boolean"}`,
+		`"just a string"`, `[]`, `null`, `{}`)
+	headers := 0
+	for _, raw := range schemas {
+		var decoded any
+		if err := json.Unmarshal([]byte(raw), &decoded); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		whole, werr := sdkRead(t, decoded)
+		view := listed(decoded)
+		part, perr := sdkRead(t, view)
+		if s, ok := view.(*listedSchema); ok && string(s.headers) == string(noAnnotations) {
+			// Read as no annotation, as the whole schema must be.
+			if werr == nil && annotated(whole) {
+				t.Fatalf("%s: the SDK finds annotations in %+v, the listed schema has none", raw, whole)
+			}
+			continue
+		}
+		if (werr == nil) != (perr == nil) || !reflect.DeepEqual(whole, part) {
+			t.Fatalf("%s: the SDK reads the whole schema as %+v (%v), the listed one as %+v (%v)", raw, whole, werr, part, perr)
+		}
+		if strings.Contains(raw, "x-mcp-header") {
+			headers++
+		}
+		if s, ok := view.(*listedSchema); ok {
+			if b, _ := json.Marshal(decoded); string(s.full) != string(b) {
+				t.Fatalf("%s: the listed schema keeps %s, want %s", raw, s.full, b)
+			}
+		}
+	}
+	if headers < 6 {
+		t.Fatalf("only %d schemas carry annotations", headers)
 	}
 }
