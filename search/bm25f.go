@@ -515,15 +515,16 @@ func (r *BM25F) searchParsed(q Query, pq parsedQuery) Result {
 	slices.SortFunc(exact, func(a, b int32) int { return compareSeq(r.idx, a, b) })
 
 	limit := min(q.Limit, c.n) // no more hits than candidates
-	top, matchedAny := r.rankSlots(pq.slots, &c, s, limit+len(exact))
+	// The exact tools come first; the ranking fills the rest of the limit
+	// from the other tools.
+	s.skip = append(s.skip[:0], exact...)
+	slices.Sort(s.skip)
+	top, matchedAny := r.rankSlots(pq.slots, &c, s, max(0, limit-len(exact)))
 	hits := make([]Hit, 0, min(limit, len(exact)+len(top)))
 	for _, slot := range exact {
 		hits = append(hits, Hit{Name: r.idx.slots[slot].name, Exact: true})
 	}
 	for _, e := range top {
-		if slices.Contains(exact, e.slot) {
-			continue
-		}
 		hits = append(hits, Hit{Name: r.idx.slots[e.slot].name, Score: e.score})
 	}
 	if len(hits) > limit {

@@ -252,6 +252,7 @@ type scratch struct {
 	touched []int32
 	query   scoreQuery
 	slotIDF []float64
+	skip    []int32 // slots the ranking passes over, ascending
 	// pos lists the documents topK ranks; top keeps the best ones;
 	// excluded lists the slots set in mask.
 	pos      []int32
@@ -295,6 +296,7 @@ func (sp *scratchPool) put(s *scratch) {
 	s.touched = s.touched[:0]
 	s.query.reset()
 	s.slotIDF = s.slotIDF[:0]
+	s.skip = s.skip[:0]
 	s.pos = s.pos[:0]
 	s.top.reset(0)
 	s.excluded = s.excluded[:0]

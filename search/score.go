@@ -80,6 +80,7 @@ type scoreQuery struct {
 	slotLen  []int // by slot: its lists' postings
 	postings int
 	k        int
+	skip     []int32 // slots not to rank, ascending
 }
 
 // window is one worker's state: by document offset in the window, what
@@ -117,8 +118,9 @@ type altAcc struct {
 }
 
 // rankSlots scores the candidates for the query slots and returns the k
-// best, best first, and per slot whether any candidate contains any of its
-// terms. It leaves the slots' idfs in s.slotIDF.
+// best, best first, but for the slots in s.skip, and per slot whether any
+// candidate contains any of its terms. It leaves the slots' idfs in
+// s.slotIDF.
 //
 // A document's final score is its sum over the slots times the name
 // factor × (1 + boost × coverage × √share), where boost is
@@ -134,7 +136,7 @@ func (r *BM25F) rankSlots(slots []qslot, c *candidates, s *scratch, k int) ([]ra
 		return top.sorted(), matchedAny
 	}
 	q := &s.query
-	q.r, q.c, q.nm, q.k = r, c, r.normsFor(c), k
+	q.r, q.c, q.nm, q.k, q.skip = r, c, r.normsFor(c), k, s.skip
 	for si, sl := range slots {
 		p := r.plan(sl, c)
 		q.plans = append(q.plans, p)
@@ -634,7 +636,9 @@ func (w *window) rank(q *scoreQuery, lo int32) {
 			v *= nameFactor(f.boost, hit, int(r.nameTerms[d]), f.idf, f.total)
 		}
 		if v > 0 && top.admits(v) {
-			top.add(v, r.idx.slots[d].seq, d)
+			if _, skip := slices.BinarySearch(q.skip, d); !skip {
+				top.add(v, r.idx.slots[d].seq, d)
+			}
 		}
 	}
 	for _, o := range w.named {
