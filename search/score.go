@@ -45,9 +45,10 @@ const boundMargin = 1e-9
 // in full.
 const gallopShare = 8
 
-// Pruning pays when the non-essential lists have more than one
-// pruneShare-th as many postings as the essential lists: marking these's
-// documents costs about that share of scoring those in full.
+// pruneShare sets when pruning pays: when the non-essential lists have more
+// than one pruneShare-th as many postings as the essential ones. Marking
+// the essential lists' documents costs about that share of scoring the
+// non-essential lists in full.
 const pruneShare = 4
 
 // parallelPostings is how many postings a query needs, per processor, to be
