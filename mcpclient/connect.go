@@ -544,13 +544,12 @@ var noAnnotations = json.RawMessage("null")
 // listed returns a decoded input schema as a listedSchema; nil, and what
 // cannot be encoded, stay as they are.
 func listed(s any) any {
-	switch s.(type) {
-	case nil, json.RawMessage, *listedSchema:
+	if _, ok := s.(json.RawMessage); ok {
 		return s
 	}
-	full, err := marshal(s)
-	if err != nil {
-		return s
+	full, ok := rawSchema(s).(json.RawMessage)
+	if !ok {
+		return s // nil, a listedSchema, or what cannot be encoded
 	}
 	part, annotated := headerPart(s)
 	if !annotated {

@@ -159,18 +159,22 @@ func (r *BM25F) rankSlots(slots []qslot, c *candidates, s *scratch, k int) ([]ra
 		merge(top, w)
 		return top.sorted(), matchedAny
 	}
-	// Each worker takes an equal share of the windows.
+	// Each worker takes an equal share of the windows; this goroutine
+	// scores the first.
+	share := func(i int) (from, to int32) {
+		return int32(i*windowsIn/workers) * scoreWindow, min(int32((i+1)*windowsIn/workers)*scoreWindow, n)
+	}
 	ws := make([]*window, workers)
 	var wg sync.WaitGroup
 	for i := range ws {
 		ws[i] = windows.Get().(*window)
-		from := int32(i*windowsIn/workers) * scoreWindow
-		to := min(int32((i+1)*windowsIn/workers)*scoreWindow, n)
 		if i > 0 {
+			from, to := share(i)
 			wg.Go(func() { ws[i].run(q, from, to) })
 		}
 	}
-	ws[0].run(q, 0, min(int32(windowsIn/workers)*scoreWindow, n))
+	from, to := share(0)
+	ws[0].run(q, from, to)
 	wg.Wait()
 	for _, w := range ws {
 		merge(top, w)
@@ -212,21 +216,17 @@ func (q *scoreQuery) prepare(slots []qslot) {
 		for _, ph := range p.phrases {
 			q.lists = append(q.lists, ph.lists...)
 		}
-		for len(q.listSlot) < len(q.lists) {
-			q.listSlot = append(q.listSlot, si)
-		}
-		q.bound = append(q.bound, p.bound(q.nm))
-		q.byBound = append(q.byBound, si)
-	}
-	q.slotCur = append(q.slotCur, len(q.lists))
-	for si := range q.plans {
 		n := 0
-		for _, list := range q.lists[q.slotCur[si]:q.slotCur[si+1]] {
+		for _, list := range q.lists[q.slotCur[si]:] {
+			q.listSlot = append(q.listSlot, si)
 			n += len(list)
 		}
 		q.slotLen = append(q.slotLen, n)
 		q.postings += n
+		q.bound = append(q.bound, p.bound(q.nm))
+		q.byBound = append(q.byBound, si)
 	}
+	q.slotCur = append(q.slotCur, len(q.lists))
 	slices.SortStableFunc(q.byBound, func(a, b int) int { return cmp.Compare(q.bound[a], q.bound[b]) })
 	share := 0.0
 	for _, si := range q.byBound {
