@@ -364,10 +364,10 @@ func (m *Manager) Servers() []Status {
 // toolCounts returns, per server name, the number of the registry's tools
 // from that server that are not hidden.
 func (m *Manager) toolCounts() map[string]int {
-	counts := make(map[string]int)
-	for _, t := range m.reg.Tools() {
-		if t.Exposure != tool.Hidden && !t.Origin.IsZero() && m.byName[t.Origin.Server] != nil {
-			counts[t.Origin.Server]++
+	counts := m.reg.ServerCounts()
+	for name := range counts {
+		if m.byName[name] == nil {
+			delete(counts, name)
 		}
 	}
 	return counts

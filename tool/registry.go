@@ -2,6 +2,7 @@ package tool
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -25,7 +26,10 @@ type Registry struct {
 	rev     uint64
 	// log lists registrations in rev order for ChangedSince; entries whose
 	// current rev differs from the logged one are stale.
-	log     []logRecord
+	log []logRecord
+	// shown counts the tools that are not hidden, per origin server, for
+	// tools with an origin (ServerCounts).
+	shown   map[string]int
 	subs    map[int]func(Change)
 	nextSub int
 }
@@ -70,6 +74,7 @@ func NewRegistry() *Registry {
 	return &Registry{
 		entries:  make(map[string]*entry),
 		isActive: make(map[string]bool),
+		shown:    make(map[string]int),
 		subs:     make(map[int]func(Change)),
 	}
 }
@@ -110,6 +115,7 @@ func (r *Registry) registerLocked(t Tool, ch *Change) {
 	e, exists := r.entries[t.Name]
 	if exists {
 		old := e.tool
+		r.count(old, -1)
 		e.tool, e.rev = t, r.rev
 		if !slices.Contains(ch.Registered, t.Name) {
 			ch.Replaced = appendUnique(ch.Replaced, t.Name)
@@ -129,6 +135,7 @@ func (r *Registry) registerLocked(t Tool, ch *Change) {
 			r.activateLocked(t.Name, ch)
 		}
 	}
+	r.count(t, 1)
 	if i := slices.Index(r.pending, t.Name); i >= 0 {
 		r.pending = slices.Delete(r.pending, i, i+1)
 		ch.PendingChanged = true
@@ -139,6 +146,19 @@ func (r *Registry) registerLocked(t Tool, ch *Change) {
 	r.log = append(r.log, logRecord{rev: r.rev, e: e})
 	if len(r.log) > 2*len(r.order)+64 {
 		r.compactLog()
+	}
+}
+
+// count adds d to the shown count of t's server when t has an origin and
+// is not hidden. Called with r.mu held.
+func (r *Registry) count(t Tool, d int) {
+	if t.Exposure == Hidden || t.Origin.IsZero() {
+		return
+	}
+	if n := r.shown[t.Origin.Server] + d; n != 0 {
+		r.shown[t.Origin.Server] = n
+	} else {
+		delete(r.shown, t.Origin.Server)
 	}
 }
 
@@ -227,6 +247,15 @@ func (r *Registry) Len() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return len(r.order)
+}
+
+// ServerCounts returns, per origin server (Origin.Server), the number of
+// registered tools from that server that are not hidden. Tools without an
+// origin are not counted. It costs one entry per server, not per tool.
+func (r *Registry) ServerCounts() map[string]int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return maps.Clone(r.shown)
 }
 
 // Tools returns every registered tool in registration order.

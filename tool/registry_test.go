@@ -459,3 +459,56 @@ func TestClearPending(t *testing.T) {
 	register(t, r, named(tool.Deferred, "p")...)
 	checkState(t, r, []string{"d", "p"}, []string{"d"}, nil)
 }
+
+func TestServerCounts(t *testing.T) {
+	t.Parallel()
+	from := func(name, server string, e tool.Exposure) tool.Tool {
+		return tool.Tool{Name: name, Exposure: e, Origin: tool.Origin{Server: server, Tool: name}}
+	}
+	// counted is ServerCounts computed from Tools, as callers did before.
+	counted := func(r *tool.Registry) map[string]int {
+		out := map[string]int{}
+		for _, t := range r.Tools() {
+			if t.Exposure != tool.Hidden && !t.Origin.IsZero() {
+				out[t.Origin.Server]++
+			}
+		}
+		return out
+	}
+	r := tool.NewRegistry()
+	steps := []struct {
+		tools []tool.Tool
+		want  map[string]int
+	}{
+		{[]tool.Tool{from("a", "s1", tool.Deferred), from("b", "s1", tool.Direct), {Name: "local"}}, map[string]int{"s1": 2}},
+		{[]tool.Tool{from("c", "s2", tool.Hidden), from("d", "s2", tool.Deferred)}, map[string]int{"s1": 2, "s2": 1}},
+		// Re-registered hidden, then shown again, then moved to another server.
+		{[]tool.Tool{from("a", "s1", tool.Hidden)}, map[string]int{"s1": 1, "s2": 1}},
+		{[]tool.Tool{from("c", "s2", tool.Codemode)}, map[string]int{"s1": 1, "s2": 2}},
+		{[]tool.Tool{from("b", "s3", tool.Direct)}, map[string]int{"s2": 2, "s3": 1}},
+		// The same tool twice in one call counts once.
+		{[]tool.Tool{from("e", "s3", tool.Deferred), from("e", "s3", tool.Deferred)}, map[string]int{"s2": 2, "s3": 2}},
+		// A server whose tools are all hidden is left out.
+		{[]tool.Tool{from("c", "s2", tool.Hidden), from("d", "s2", tool.Hidden)}, map[string]int{"s3": 2}},
+	}
+	for i, st := range steps {
+		register(t, r, st.tools...)
+		got := r.ServerCounts()
+		if diff := cmp.Diff(st.want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("step %d: ServerCounts() (-want +got):\n%s", i, diff)
+		}
+		if diff := cmp.Diff(counted(r), got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("step %d: ServerCounts() disagrees with Tools() (-Tools +ServerCounts):\n%s", i, diff)
+		}
+	}
+	// An invalid tool is not registered, so not counted; the result is a
+	// copy.
+	if err := r.Register(from("bad name", "s9", tool.Deferred)); err == nil {
+		t.Fatal("Register accepted an invalid name")
+	}
+	got := r.ServerCounts()
+	got["s3"] = 100
+	if diff := cmp.Diff(map[string]int{"s3": 2}, r.ServerCounts()); diff != "" {
+		t.Errorf("after an invalid tool and a write to the result (-want +got):\n%s", diff)
+	}
+}
