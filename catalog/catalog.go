@@ -163,7 +163,7 @@ func Parse(file string, data []byte) (*Server, error) {
 	} else if err := json.Unmarshal(v, &tools); err != nil {
 		return fileErr(`"tools" must be an array of tool objects`)
 	}
-	return parseTools(s, tools, problems)
+	return parseTools(s, len(tools), func(i int) (ListedTool, []error, error) { return parseListedTool(tools[i]) }, problems)
 }
 
 // ParseList is [Parse] of the catalog file {"server": server,
@@ -175,13 +175,93 @@ func Parse(file string, data []byte) (*Server, error) {
 // empty.
 func ParseList(file, server, description, instructions string, tools []json.RawMessage) (*Server, error) {
 	s := &Server{File: file, Name: server, Description: strings.TrimSpace(description), Instructions: instructions}
-	return parseTools(s, tools, nil)
+	return parseTools(s, len(tools), func(i int) (ListedTool, []error, error) { return parseListedTool(tools[i]) }, nil)
 }
 
-// parseTools names s when it has no name, checks the name, and adds the
-// tools to s: Parse's work once the file's fields are read. problems
-// holds those of the fields.
-func parseTools(s *Server, tools []json.RawMessage, problems []error) (*Server, error) {
+// ParseListed is [ParseList] of tools decoded already, as an MCP client
+// library hands them over: it checks and completes them as ParseList does
+// the tool objects they encode to. An empty name reads as an empty
+// "name" (the encoding always has one). Invalid UTF-8 in the strings
+// becomes U+FFFD, one per byte, as encoding them and decoding the
+// encoding would make it. The schemas must be JSON, as a tools/list
+// answer's are; a malformed one is a problem, as in ParseList. The tools
+// are not changed; their annotations are copied.
+func ParseListed(file, server, description, instructions string, tools []ListedTool) (*Server, error) {
+	s := &Server{File: file, Name: server, Description: strings.TrimSpace(description), Instructions: instructions}
+	return parseTools(s, len(tools), func(i int) (ListedTool, []error, error) { return checkListedTool(tools[i]) }, nil)
+}
+
+// checkListedTool is parseListedTool for a decoded tool.
+func checkListedTool(t ListedTool) (e ListedTool, ignored []error, err error) {
+	e.Name = validUTF8(t.Name)
+	if err := checkName(e.Name); err != nil {
+		return e, nil, err
+	}
+	if e.InputSchema, err = inputSchema(t.InputSchema); err != nil {
+		return e, nil, err
+	}
+	e.Title, e.Description = validUTF8(t.Title), validUTF8(t.Description)
+	if e.OutputSchema, err = schema(t.OutputSchema, "outputSchema"); err != nil {
+		ignored = append(ignored, err)
+	}
+	if a := t.Annotations; a != nil {
+		c := tool.Annotations{Title: validUTF8(a.Title)}
+		for _, f := range []struct{ dst, src **bool }{
+			{&c.ReadOnly, &a.ReadOnly}, {&c.Destructive, &a.Destructive},
+			{&c.Idempotent, &a.Idempotent}, {&c.OpenWorld, &a.OpenWorld},
+		} {
+			if *f.src != nil {
+				v := **f.src
+				*f.dst = &v
+			}
+		}
+		e.Annotations = &c
+	}
+	return e, ignored, nil
+}
+
+// validUTF8 returns s with each byte that is not part of valid UTF-8
+// replaced by U+FFFD, as encoding/json writes and reads strings.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		b.WriteRune(r) // range yields utf8.RuneError for each invalid byte
+	}
+	return b.String()
+}
+
+// checkName checks a tool's name.
+func checkName(name string) error {
+	switch n := utf8.RuneCountInString(name); {
+	case strings.TrimSpace(name) == "":
+		return errors.New(`empty "name"`)
+	case n > maxToolNameLength:
+		return fmt.Errorf("name is %d characters long; MCP allows %d", n, maxToolNameLength)
+	}
+	return nil
+}
+
+// inputSchema checks and completes an input schema: compacted, an object
+// schema (withObjectDefaults), the empty one when v is absent or null.
+func inputSchema(v json.RawMessage) (json.RawMessage, error) {
+	s, err := schema(v, "inputSchema")
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return json.RawMessage(`{"type":"object","properties":{}}`), nil
+	}
+	return withObjectDefaults(s)
+}
+
+// parseTools names s when it has no name, checks the name, and adds its n
+// tools to s: Parse's work once the file's fields are read. at returns
+// tool i as parseListedTool does. problems holds those of the fields.
+func parseTools(s *Server, n int, at func(i int) (ListedTool, []error, error), problems []error) (*Server, error) {
 	file := s.File
 	fileErr := func(format string, args ...any) (*Server, error) {
 		return nil, &Problem{File: file, Index: -1, Err: fmt.Errorf(format, args...)}
@@ -193,9 +273,9 @@ func parseTools(s *Server, tools []json.RawMessage, problems []error) (*Server, 
 	if !serverNamePattern.MatchString(s.Name) {
 		return fileErr("server name %q: use letters, digits, _ and - only (set \"server\" in the file)", s.Name)
 	}
-	seen := make(map[string]bool, len(tools))
-	for i, rt := range tools {
-		e, ignored, err := parseListedTool(rt)
+	seen := make(map[string]bool, n)
+	for i := range n {
+		e, ignored, err := at(i)
 		if err == nil && seen[e.Name] {
 			err = errors.New("duplicate tool name: a server lists each name once")
 		}
@@ -233,18 +313,10 @@ func parseListedTool(data json.RawMessage) (e ListedTool, ignored []error, err e
 	if e.Name, err = str("name"); err != nil {
 		return e, nil, err
 	}
-	switch n := utf8.RuneCountInString(e.Name); {
-	case strings.TrimSpace(e.Name) == "":
-		return e, nil, errors.New(`empty "name"`)
-	case n > maxToolNameLength:
-		return e, nil, fmt.Errorf("name is %d characters long; MCP allows %d", n, maxToolNameLength)
-	}
-	if e.InputSchema, err = schema(fields["inputSchema"], "inputSchema"); err != nil {
+	if err := checkName(e.Name); err != nil {
 		return e, nil, err
 	}
-	if e.InputSchema == nil {
-		e.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)
-	} else if e.InputSchema, err = withObjectDefaults(e.InputSchema); err != nil {
+	if e.InputSchema, err = inputSchema(fields["inputSchema"]); err != nil {
 		return e, nil, err
 	}
 	// The rest is optional: a malformed value is left out, not the tool.

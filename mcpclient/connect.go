@@ -613,6 +613,41 @@ func wholeTool(t *mcp.Tool) *mcp.Tool {
 // every schema and every tool once.
 func marshal(v any) ([]byte, error) { return segjson.Marshal(v) }
 
+// listedTool returns a listed tool (whole, as listing.take gives it) as
+// catalog.ParseListed reads it: as catalog.ParseList would read the tool's
+// encoding, without encoding the tool. Its schemas are the JSON
+// rawToolSchemas made of them, and the encoding of what it left decoded.
+func listedTool(t *mcp.Tool) (catalog.ListedTool, error) {
+	in, err := schemaJSON(t.InputSchema)
+	if err != nil {
+		return catalog.ListedTool{}, err
+	}
+	out, err := schemaJSON(t.OutputSchema)
+	if err != nil {
+		return catalog.ListedTool{}, err
+	}
+	lt := catalog.ListedTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, OutputSchema: out}
+	if a := t.Annotations; a != nil {
+		// As encoded: the SDK always writes the readOnly and idempotent
+		// hints, and the others when they are set.
+		lt.Annotations = &tool.Annotations{ReadOnly: &a.ReadOnlyHint, Idempotent: &a.IdempotentHint,
+			Destructive: a.DestructiveHint, OpenWorld: a.OpenWorldHint, Title: a.Title}
+	}
+	return lt, nil
+}
+
+// schemaJSON returns a listed tool's schema as JSON: nil when it is
+// absent, as it is when it is JSON already.
+func schemaJSON(v any) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return v, nil
+	}
+	return marshal(v)
+}
+
 // refresh lists the server's tools (every page) and registers them: listed
 // tools with their configured exposure, tools that are no longer listed as
 // hidden. Tools that fail validation are skipped and logged.
@@ -623,7 +658,7 @@ func (m *Manager) refresh(s *server, c *conn) error {
 	defer cancel()
 	l := &listing{}
 	ctx = context.WithValue(ctx, listingKey{}, l)
-	var listed []json.RawMessage
+	var listed []catalog.ListedTool
 	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
 			if c.ctx.Err() == nil && ctx.Err() != nil {
@@ -631,14 +666,14 @@ func (m *Manager) refresh(s *server, c *conn) error {
 			}
 			return err
 		}
-		raw, err := marshal(l.take(t))
+		lt, err := listedTool(l.take(t))
 		if err != nil {
 			s.log.Warn("skipping a tool that cannot be encoded", "tool", t.Name, "error", err)
 			continue
 		}
-		listed = append(listed, raw)
+		listed = append(listed, lt)
 	}
-	parsed, perr := catalog.ParseList(s.cfg.Name, s.cfg.Name, s.cfg.Description, c.instructions, listed)
+	parsed, perr := catalog.ParseListed(s.cfg.Name, s.cfg.Name, s.cfg.Description, c.instructions, listed)
 	for _, p := range catalog.Problems(perr) {
 		logProblem(s, p)
 	}

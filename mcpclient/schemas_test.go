@@ -12,6 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolshelf/toolshelf/catalog"
 	"github.com/toolshelf/toolshelf/catalog/builtin"
 )
 
@@ -208,5 +211,110 @@ func TestListedSchemaReadsAsTheWhole(t *testing.T) {
 	}
 	if headers < 6 {
 		t.Fatalf("only %d schemas carry annotations", headers)
+	}
+}
+
+// TestListedToolReadsAsItsEncoding: catalog.ParseListed of listedTool's
+// tools gives the same server and problems as catalog.ParseList of the
+// tools' encodings (what refresh did before), for every built-in corpus
+// tool decoded as the SDK decodes a page, and for tools that exercise
+// the checks: bad names, schemas that are not objects, annotations,
+// invalid UTF-8 and a duplicate.
+func TestListedToolReadsAsItsEncoding(t *testing.T) {
+	t.Parallel()
+	servers, err := builtin.Servers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects []string
+	for _, s := range servers {
+		for _, e := range s.Tools {
+			o := map[string]any{"name": e.Name, "description": e.Description, "inputSchema": e.InputSchema}
+			if e.Title != "" {
+				o["title"] = e.Title
+			}
+			if e.OutputSchema != nil {
+				o["outputSchema"] = e.OutputSchema
+			}
+			if e.Annotations != nil {
+				o["annotations"] = e.Annotations
+			}
+			b, err := json.Marshal(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objects = append(objects, string(b))
+		}
+	}
+	objects = append(objects,
+		`{"name":"plain","inputSchema":{"type":"object"}}`,
+		`{"name":"no_schema","description":"none at all"}`,
+		`{"name":"null_schema","inputSchema":null}`,
+		`{"name":"empty_schema","inputSchema":{}}`,
+		`{"name":"props_only","inputSchema":{"properties":{"a":{"type":"string"}}}}`,
+		`{"name":"string_type","inputSchema":{"type":"string"}}`,
+		`{"name":"array_schema","inputSchema":[1,2]}`,
+		`{"name":"string_schema","inputSchema":"object"}`,
+		`{"name":"","inputSchema":{"type":"object"}}`,
+		`{"name":"   ","inputSchema":{"type":"object"}}`,
+		`{"inputSchema":{"type":"object"}}`,
+		`{"name":"`+strings.Repeat("n", 129)+`","inputSchema":{"type":"object"}}`,
+		`{"name":"`+strings.Repeat("é", 128)+`","inputSchema":{"type":"object"}}`,
+		`{"name":"escapes","title":"<T> & \u2028","description":"a <b> & c \u2029 \ufffd","inputSchema":{"type":"object","properties":{"x":{"description":"<&>","type":"string"}}}}`,
+		`{"name":"out_string","inputSchema":{"type":"object"},"outputSchema":"s"}`,
+		`{"name":"out_array","inputSchema":{"type":"object"},"outputSchema":[{}]}`,
+		`{"name":"out_object","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"r":{"type":"number"}}}}`,
+		`{"name":"ann_empty","inputSchema":{"type":"object"},"annotations":{}}`,
+		`{"name":"ann_all","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true,"title":"All"}}`,
+		`{"name":"ann_some","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true,"title":"<x>"}}`,
+		`{"name":"meta","inputSchema":{"type":"object"},"_meta":{"k":[1,{"v":null}]},"icons":[{"src":"https://example.com/i.png"}]}`,
+		`{"name":"bad_def","description":"","inputSchema":{"type":"object","properties":{"a":{"type":"nonsense"}}}}`,
+		`{"name":"plain","description":"listed twice","inputSchema":{"type":"object"}}`,
+	)
+	var decoded []*mcp.Tool
+	for _, o := range objects {
+		var tl mcp.Tool
+		dec := segjson.NewDecoder(strings.NewReader(o))
+		dec.DontMatchCaseInsensitiveStructFields()
+		if err := dec.Decode(&tl); err != nil {
+			t.Fatalf("decoding %s: %v", o, err)
+		}
+		decoded = append(decoded, &tl)
+	}
+	// Strings the SDK could hand over that no JSON decoder writes.
+	decoded = append(decoded,
+		&mcp.Tool{Name: "bad\xffutf8", Title: "t\xc3", Description: "d\xe2\x82 ok \xff\xfe", InputSchema: map[string]any{"type": "object"},
+			Annotations: &mcp.ToolAnnotations{Title: "a\xff"}},
+		&mcp.Tool{Name: "\xff\xfe\xfd", InputSchema: map[string]any{}})
+	var encoded []json.RawMessage
+	var listedTools []catalog.ListedTool
+	for _, tl := range decoded {
+		// As rawToolSchemas and refresh's listing.take leave the tool.
+		tl.InputSchema, tl.OutputSchema = listed(tl.InputSchema), rawSchema(tl.OutputSchema)
+		whole := wholeTool(tl)
+		b, err := marshal(whole)
+		if err != nil {
+			t.Fatalf("encoding %s: %v", tl.Name, err)
+		}
+		encoded = append(encoded, b)
+		lt, err := listedTool(whole)
+		if err != nil {
+			t.Fatalf("listedTool(%s): %v", tl.Name, err)
+		}
+		listedTools = append(listedTools, lt)
+	}
+	want, wantErr := catalog.ParseList("f", "srv", " a server ", "use it", encoded)
+	got, gotErr := catalog.ParseListed("f", "srv", " a server ", "use it", listedTools)
+	errorsAsText := cmp.Comparer(func(a, b error) bool { return fmt.Sprint(a) == fmt.Sprint(b) })
+	rawAsString := cmp.Transformer("string", func(r json.RawMessage) string { return string(r) })
+	if diff := cmp.Diff(want, got, errorsAsText, rawAsString); diff != "" {
+		t.Errorf("ParseListed's server differs from ParseList's (-ParseList +ParseListed):\n%s", diff)
+	}
+	if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+		t.Errorf("ParseListed's problems\n%v\nParseList's\n%v", gotErr, wantErr)
+	}
+	if want == nil || len(want.Tools) < 1000 || len(want.Refused) == 0 || len(catalog.Problems(wantErr)) < 12 {
+		t.Fatalf("the cases do not exercise the checks: %d tools, %d refused, %d problems",
+			len(want.Tools), len(want.Refused), len(catalog.Problems(wantErr)))
 	}
 }
