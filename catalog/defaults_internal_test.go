@@ -1,0 +1,88 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// objectDefaultsByEncodingJSON is withObjectDefaults as it was, decoding
+// with encoding/json alone: the oracle of TestObjectDefaultsDecoder.
+func objectDefaultsByEncodingJSON(s json.RawMessage) (json.RawMessage, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(s, &top); err != nil {
+		return nil, fmt.Errorf(`"inputSchema": %v`, err)
+	}
+	if t, ok := top["type"]; ok && string(t) != `"object"` {
+		return nil, fmt.Errorf(`"inputSchema" must have "type": "object", not %s`, t)
+	}
+	var prefix string
+	if _, ok := top["type"]; !ok {
+		prefix += `"type":"object",`
+	}
+	if _, ok := top["properties"]; !ok {
+		prefix += `"properties":{},`
+	}
+	if prefix == "" {
+		return s, nil
+	}
+	if len(top) == 0 {
+		prefix = strings.TrimSuffix(prefix, ",")
+	}
+	return append(append([]byte{'{'}, prefix...), s[1:]...), nil
+}
+
+// TestObjectDefaultsDecoder: withObjectDefaults, which decodes with
+// segmentio/encoding, gives what it gave decoding with encoding/json, for
+// every input schema of the built-in catalog and for top levels that test
+// a decoder: repeated, escaped and differently cased keys, keys in nested
+// values, and malformed JSON (which the callers never pass: schema has
+// compacted it).
+func TestObjectDefaultsDecoder(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("builtin", "mcp", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no built-in catalog files: %v", err)
+	}
+	var schemas []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Tools []struct {
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, tl := range doc.Tools {
+			if tl.InputSchema != nil {
+				schemas = append(schemas, string(tl.InputSchema))
+			}
+		}
+	}
+	schemas = append(schemas,
+		`{}`, `{"type":"object"}`, `{"properties":{}}`, `{"type":"string"}`, `{"type":null}`,
+		`{"type":["object"]}`, `{"type":"object","type":"string"}`, `{"type":"string","type":"object"}`,
+		`{"typ\u0065":"string"}`, `{"\u0074ype":"object"}`, `{"Type":"string","PROPERTIES":{}}`,
+		`{"type" : "object" , "properties" : { } }`, `{"type":"\u006fbject"}`,
+		`{"description":"type","items":{"type":"string","properties":{}}}`,
+		`{"properties":null}`, `{"properties":{"type":{"type":"string"}}}`,
+		`{"é":1,"type":"object"}`, `{"type":"object"`, `{"type":}`, `{"a":1}x`, `{"a":"\ud800"}`)
+	for _, s := range schemas {
+		want, wantErr := objectDefaultsByEncodingJSON(json.RawMessage(s))
+		got, gotErr := withObjectDefaults(json.RawMessage(s))
+		if string(want) != string(got) || fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+			t.Errorf("withObjectDefaults(%s) = %s, %v; encoding/json gives %s, %v", s, got, gotErr, want, wantErr)
+		}
+	}
+	if len(schemas) < 1000 {
+		t.Fatalf("only %d schemas", len(schemas))
+	}
+}
