@@ -551,10 +551,10 @@ func listed(s any) any {
 	if !ok {
 		return s // nil, a listedSchema, or what cannot be encoded
 	}
-	part, annotated := headerPart(s)
-	if !annotated {
+	if !hasHeaderAnnotation(s) {
 		return &listedSchema{full: full, headers: noAnnotations}
 	}
+	part, _ := headerPart(s)
 	headers, err := marshal(part)
 	if err != nil {
 		return json.RawMessage(full)
@@ -594,6 +594,25 @@ func headerPart(v any) (any, bool) {
 		out["properties"] = part
 	}
 	return out, annotated
+}
+
+// hasHeaderAnnotation reports whether headerPart(v) holds an annotation,
+// without building the part: most schemas have none.
+func hasHeaderAnnotation(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	if _, ok := m["x-mcp-header"]; ok {
+		return true
+	}
+	props, _ := m["properties"].(map[string]any)
+	for _, x := range props {
+		if hasHeaderAnnotation(x) {
+			return true
+		}
+	}
+	return false
 }
 
 // wholeTool returns t with its whole input schema, a copy when the SDK

@@ -187,6 +187,9 @@ func TestListedSchemaReadsAsTheWhole(t *testing.T) {
 		if err := json.Unmarshal([]byte(raw), &decoded); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
+		if _, a := headerPart(decoded); a != hasHeaderAnnotation(decoded) {
+			t.Fatalf("%s: headerPart finds an annotation: %v; hasHeaderAnnotation: %v", raw, a, !a)
+		}
 		whole, werr := sdkRead(t, decoded)
 		view := listed(decoded)
 		part, perr := sdkRead(t, view)
