@@ -248,8 +248,11 @@ func validate(t Tool) (Tool, error) {
 	if len(bytes.TrimSpace(t.Parameters)) == 0 {
 		t.Parameters = slices.Clone(emptySchema)
 	} else {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, t.Parameters); err != nil {
+		// Sized to the input, which the compacted form never exceeds: the
+		// registry keeps these bytes, and a buffer grown by doubling would
+		// keep about a third more.
+		buf := bytes.NewBuffer(make([]byte, 0, len(t.Parameters)))
+		if err := json.Compact(buf, t.Parameters); err != nil {
 			return t, fmt.Errorf("%w %q: parameters are not valid JSON: %w", ErrInvalid, t.Name, err)
 		}
 		if buf.Len() == 0 || buf.Bytes()[0] != '{' {
