@@ -221,8 +221,8 @@ func (m *Manager) report(s *server, token, name string, p *mcp.ProgressNotificat
 	}
 	model := name
 	m.mu.Lock()
-	if t, ok := s.registered[name]; ok {
-		model = t.Name
+	if r, ok := s.registered[name]; ok {
+		model = r.name
 	}
 	m.mu.Unlock()
 	m.opts.Progress(Progress{Call: token, Server: s.cfg.Name, Tool: model,

@@ -715,15 +715,17 @@ func (m *Manager) refresh(s *server, c *conn) error {
 	var activate []string
 	for _, t := range tools {
 		prev, seen := s.registered[t.Origin.Tool]
-		if s.cfg.AlwaysLoad && t.Exposure != tool.Hidden && (!seen || prev.Exposure == tool.Hidden || prev.Handler == nil) {
+		if s.cfg.AlwaysLoad && t.Exposure != tool.Hidden && (!seen || prev.exposure == tool.Hidden || !prev.handled) {
 			activate = append(activate, t.Name)
 		}
 	}
 	var hide []tool.Tool
 	for name, prev := range s.registered {
-		if !listedNames[name] && prev.Exposure != tool.Hidden {
-			prev.Exposure = tool.Hidden
-			hide = append(hide, prev)
+		if listedNames[name] || prev.exposure == tool.Hidden {
+			continue
+		}
+		if t, ok := m.hidden(s, name, prev); ok {
+			hide = append(hide, t)
 		}
 	}
 	m.mu.Unlock()
@@ -751,11 +753,11 @@ func (m *Manager) refresh(s *server, c *conn) error {
 	}
 	m.mu.Lock()
 	for _, t := range unchanged {
-		s.registered[t.Origin.Tool] = t
+		s.registered[t.Origin.Tool] = registrationOf(t)
 	}
 	for _, t := range all {
 		if got, ok := m.reg.Get(t.Name); ok && got.Origin == t.Origin {
-			s.registered[t.Origin.Tool] = got
+			s.registered[t.Origin.Tool] = registrationOf(got)
 		}
 	}
 	m.mu.Unlock()

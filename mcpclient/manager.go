@@ -147,7 +147,32 @@ type server struct {
 	conn         *conn
 	ready        chan struct{} // closed when the server leaves Connecting
 	instructions string
-	registered   map[string]tool.Tool // last registration per server tool name
+	registered   map[string]registration // last registration per server tool name
+}
+
+// registration is what a server remembers of one of its tools' last
+// registration; the registry holds the tool itself (under name).
+type registration struct {
+	name     string // the registry's name of the tool
+	exposure tool.Exposure
+	handled  bool // registered with a handler (not a catalog entry)
+}
+
+// registrationOf returns what a server remembers of registered t.
+func registrationOf(t tool.Tool) registration {
+	return registration{name: t.Name, exposure: t.Exposure, handled: t.Handler != nil}
+}
+
+// hidden returns the registry's tool of a server's registration r of its
+// tool named tl, as hidden, and whether there is one to hide: the registry
+// still holds it under r.name, from that server, not hidden.
+func (m *Manager) hidden(s *server, tl string, r registration) (tool.Tool, bool) {
+	t, ok := m.reg.Get(r.name)
+	if !ok || t.Origin != (tool.Origin{Server: s.cfg.Name, Tool: tl}) || t.Exposure == tool.Hidden {
+		return tool.Tool{}, false
+	}
+	t.Exposure = tool.Hidden
+	return t, true
 }
 
 // NewManager returns a Manager for the servers of cfg that registers their
@@ -224,7 +249,7 @@ func NewManager(cfg *Config, reg *tool.Registry, namer *tool.Namer, opts Options
 			log = slog.New(&redactHandler{next: m.log.Handler(), r: red})
 		}
 		s := &server{cfg: sc, log: log.With("server", sc.Name), redact: red, state: Connecting,
-			ready: make(chan struct{}), registered: make(map[string]tool.Tool)}
+			ready: make(chan struct{}), registered: make(map[string]registration)}
 		if sc.Disabled {
 			s.state = Disabled
 			close(s.ready)
@@ -254,7 +279,7 @@ func (m *Manager) Start(ctx context.Context) {
 	// that server's as far as refreshes go: the live list replaces them.
 	for _, t := range m.reg.Tools() {
 		if s := m.byName[t.Origin.Server]; s != nil && !t.Origin.IsZero() {
-			s.registered[t.Origin.Tool] = t
+			s.registered[t.Origin.Tool] = registrationOf(t)
 		}
 	}
 	var hide []tool.Tool
@@ -262,10 +287,10 @@ func (m *Manager) Start(ctx context.Context) {
 		if s.state != Disabled {
 			continue
 		}
-		for name, t := range s.registered {
-			if t.Exposure != tool.Hidden {
-				t.Exposure = tool.Hidden
-				s.registered[name] = t
+		for name, r := range s.registered {
+			if t, ok := m.hidden(s, name, r); ok {
+				r.exposure = tool.Hidden
+				s.registered[name] = r
 				hide = append(hide, t)
 			}
 		}
