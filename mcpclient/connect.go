@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -41,6 +42,8 @@ type transport struct {
 	// transient, when set, reports whether a failed connection attempt
 	// failed for a reason worth retrying.
 	transient func() bool
+	// lists, when set, reads the byte stream's tools/list answers.
+	lists *listBytes
 }
 
 // conn is one session with a server.
@@ -57,6 +60,9 @@ type conn struct {
 	// call's timeout and reports the progress.
 	progress     sync.Map
 	instructions string
+	// lists reads the connection's tools/list answers, when it is a byte
+	// stream.
+	lists *listBytes
 	// n numbers the session among every Manager's ([Offers.Session]).
 	n         uint64
 	closeOnce sync.Once
@@ -85,15 +91,16 @@ func (m *Manager) newTransport(s *server) (transport, error) {
 	switch s.cfg.Type {
 	case TypeMemory:
 		// A new session of the in-process server for every connection.
-		st, ct := mcp.NewInMemoryTransports()
-		if _, err := s.cfg.Server.Connect(context.Background(), st, nil); err != nil {
+		t, _, err := memoryTransport(s.cfg.Server)
+		if err != nil {
 			return transport{}, fmt.Errorf("serving in memory: %w", err)
 		}
-		return transport{Transport: ct}, nil
+		return t, nil
 	case TypeTransport:
 		return transport{Transport: s.cfg.Transport}, nil
 	case "stdio":
-		return transport{Transport: &mcp.CommandTransport{Command: newCommand(s), TerminateDuration: m.terminate}}, nil
+		l := newListBytes()
+		return transport{Transport: &commandTransport{cmd: newCommand(s), terminate: m.terminate, lists: l}, lists: l}, nil
 	case "http":
 		var show func(ctx context.Context, url string) error
 		if m.opts.Authorize != nil {
@@ -106,6 +113,19 @@ func (m *Manager) newTransport(s *server) (transport, error) {
 		return m.httpTransport(s, h), nil
 	}
 	return transport{}, fmt.Errorf("unknown transport type %q", s.cfg.Type)
+}
+
+// memoryTransport connects a new session of an in-process server to a
+// pipe, as mcp.NewInMemoryTransports makes one, and returns the client's
+// end, read through a listBytes.
+func memoryTransport(srv *mcp.Server) (transport, *mcp.ServerSession, error) {
+	server, client := net.Pipe()
+	ss, err := srv.Connect(context.Background(), &mcp.IOTransport{Reader: server, Writer: server}, nil)
+	if err != nil {
+		return transport{}, nil, err
+	}
+	l := newListBytes()
+	return transport{Transport: &mcp.IOTransport{Reader: newListReader(client, l), Writer: listWriter{client, l}}, lists: l}, ss, nil
 }
 
 // httpTransport returns the streamable HTTP transport of a server, signing
@@ -232,7 +252,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*conn, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.describe(), err)
 		}
-		c, err := m.open(ctx, s, t.Transport, s.connectTimeout(m.opts.Authorize != nil))
+		c, err := m.open(ctx, s, t, s.connectTimeout(m.opts.Authorize != nil))
 		if err == nil {
 			return c, nil
 		}
@@ -316,8 +336,8 @@ func needsLogin(err error) error {
 
 // open makes one connection attempt, within timeout (none when 0: ctx
 // bounds it).
-func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport, timeout time.Duration) (*conn, error) {
-	c := &conn{kick: make(chan struct{}, 1), n: sessions.Add(1)}
+func (m *Manager) open(ctx context.Context, s *server, t transport, timeout time.Duration) (*conn, error) {
+	c := &conn{kick: make(chan struct{}, 1), n: sessions.Add(1), lists: t.lists}
 	client := mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{
 		Logger:       s.log,
 		Capabilities: &mcp.ClientCapabilities{},
@@ -341,13 +361,13 @@ func (m *Manager) open(ctx context.Context, s *server, t mcp.Transport, timeout 
 			}
 		},
 	})
-	client.AddSendingMiddleware(rawToolSchemas)
+	client.AddSendingMiddleware(rawToolSchemas(t.lists))
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
 		cctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
-	session, err := client.Connect(cctx, t, nil)
+	session, err := client.Connect(cctx, t.Transport, nil)
 	if err != nil {
 		if ctx.Err() == nil && cctx.Err() != nil {
 			err = fmt.Errorf("%w: %w", &noAnswer{step: "initialize", after: timeout}, err)
@@ -433,7 +453,7 @@ func isRPCError(err error) bool {
 	return errors.As(err, &we)
 }
 
-// rawToolSchemas is a sending middleware: it keeps the schemas of a
+// rawToolSchemas returns a sending middleware that keeps the schemas of a
 // tools/list answer's tools (which the SDK decodes into maps) as JSON
 // before the SDK files the answer. The SDK keeps every page it listed for
 // the session's life (its SEP-2549 cache, also when the server gives it no
@@ -442,33 +462,43 @@ func isRPCError(err error) bool {
 // JSON about a fifth of that. The JSON is the bytes encoding/json's Marshal
 // writes for the decoded schema, as the tool's definition was always
 // encoded, so nothing reads it differently. An input schema is kept as a
-// listedSchema, whose encoding is only what those checks read.
+// listedSchema, whose encoding is only what those checks read. A schema
+// lists put aside (which the SDK hands over as its marker) is those bytes
+// already.
 //
 // A page without a TTL is never listed from the cache again. When the
 // listing is refresh's (a listing in the context), such a page's tools are
 // handed to it whole there and left in the SDK's cache as their names and
 // annotations alone. Both here and in refresh the bytes come from marshal.
-func rawToolSchemas(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		r, ok := res.(*mcp.ListToolsResult)
-		if !ok || err != nil {
+func rawToolSchemas(lists *listBytes) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			r, ok := res.(*mcp.ListToolsResult)
+			if !ok || err != nil {
+				return res, err
+			}
+			l, _ := ctx.Value(listingKey{}).(*listing)
+			once := l != nil && r.GetTTLMs() <= 0
+			for _, t := range r.Tools {
+				if t == nil {
+					continue
+				}
+				if b, ok := lists.take(t.InputSchema); ok {
+					t.InputSchema = &listedSchema{full: b}
+				}
+				if b, ok := lists.take(t.OutputSchema); ok {
+					t.OutputSchema = b
+				}
+				in := listed(t.InputSchema)
+				t.InputSchema, t.OutputSchema = in, rawSchema(t.OutputSchema)
+				if s, ok := in.(*listedSchema); ok && once {
+					l.keep(t, wholeTool(t))
+					*t = mcp.Tool{Name: t.Name, InputSchema: &listedSchema{headers: s.headers}}
+				}
+			}
 			return res, err
 		}
-		l, _ := ctx.Value(listingKey{}).(*listing)
-		once := l != nil && r.GetTTLMs() <= 0
-		for _, t := range r.Tools {
-			if t == nil {
-				continue
-			}
-			in := listed(t.InputSchema)
-			t.InputSchema, t.OutputSchema = in, rawSchema(t.OutputSchema)
-			if s, ok := in.(*listedSchema); ok && once {
-				l.keep(t, wholeTool(t))
-				*t = mcp.Tool{Name: t.Name, InputSchema: &listedSchema{headers: s.headers}}
-			}
-		}
-		return res, err
 	}
 }
 
@@ -525,8 +555,9 @@ func rawSchema(s any) any {
 // into a struct of "type", "x-mcp-header" and "properties" (of which it
 // follows only properties). MarshalJSON writes headers: those three at
 // every level as they are, which decodes into the same struct, errors
-// included; or null when there is no annotation, which reads as none, as
-// the whole schema does. So the SDK checks the annotations (and sends the
+// included. When there is no annotation (headers nil) it fails, which the
+// SDK reads as no annotation, as it reads the whole schema, without
+// decoding anything: the SDK checks every listed tool. So the SDK checks the annotations (and sends the
 // headers they ask for) as it would with the whole schema, at a fraction
 // of the cost. Code of this package that encodes a listed tool restores
 // the whole schema first (wholeTool, listing.take).
@@ -535,11 +566,16 @@ type listedSchema struct {
 }
 
 // MarshalJSON writes what the SDK reads of the schema.
-func (s *listedSchema) MarshalJSON() ([]byte, error) { return s.headers, nil }
+func (s *listedSchema) MarshalJSON() ([]byte, error) {
+	if s.headers == nil {
+		return nil, errNoAnnotations
+	}
+	return s.headers, nil
+}
 
-// noAnnotations is what a listedSchema encodes as when its schema has no
-// x-mcp-header annotation.
-var noAnnotations = json.RawMessage("null")
+// errNoAnnotations is how a listedSchema without x-mcp-header annotations
+// encodes.
+var errNoAnnotations = errors.New("the schema has no x-mcp-header annotation")
 
 // listed returns a decoded input schema as a listedSchema; nil, and what
 // cannot be encoded, stay as they are.
@@ -552,7 +588,7 @@ func listed(s any) any {
 		return s // nil, a listedSchema, or what cannot be encoded
 	}
 	if !hasHeaderAnnotation(s) {
-		return &listedSchema{full: full, headers: noAnnotations}
+		return &listedSchema{full: full}
 	}
 	part, _ := headerPart(s)
 	headers, err := marshal(part)
@@ -677,6 +713,7 @@ func (m *Manager) refresh(s *server, c *conn) error {
 	defer cancel()
 	l := &listing{}
 	ctx = context.WithValue(ctx, listingKey{}, l)
+	c.lists.forget()
 	var listed []catalog.ListedTool
 	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {

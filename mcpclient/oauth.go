@@ -441,7 +441,7 @@ func (m *Manager) Login(ctx context.Context, name string, show func(ctx context.
 		return false, s.redact.Err(err)
 	}
 	t := m.httpTransport(s, h)
-	c, err := m.open(ctx, s, t.Transport, 0)
+	c, err := m.open(ctx, s, t, 0)
 	if err != nil {
 		return false, s.redact.Err(fmt.Errorf("signing in to %s: %w", s.describe(), err))
 	}

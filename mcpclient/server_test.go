@@ -43,8 +43,7 @@ func useMemServers(m *Manager, servers map[string]*mcp.Server) *memServers {
 		if srv == nil {
 			return transport{}, fmt.Errorf("no test server %q", s.cfg.Name)
 		}
-		st, ct := mcp.NewInMemoryTransports()
-		ss, err := srv.Connect(context.Background(), st, nil)
+		t, ss, err := memoryTransport(srv)
 		if err != nil {
 			return transport{}, err
 		}
@@ -52,7 +51,7 @@ func useMemServers(m *Manager, servers map[string]*mcp.Server) *memServers {
 		ms.sessions[s.cfg.Name] = append(ms.sessions[s.cfg.Name], ss)
 		ms.dials[s.cfg.Name]++
 		ms.mu.Unlock()
-		return transport{Transport: ct}, nil
+		return t, nil
 	}
 	return ms
 }
