@@ -17,6 +17,7 @@ import (
 
 	segjson "github.com/segmentio/encoding/json"
 
+	"github.com/toolshelf/toolshelf/internal/jsonscan"
 	"github.com/toolshelf/toolshelf/tool"
 )
 
@@ -362,6 +363,14 @@ func schema(v json.RawMessage, key string) (json.RawMessage, error) {
 	if v == nil || string(v) == "null" {
 		return nil, nil
 	}
+	if end, ok := jsonscan.ScanValue(v, 0, maxScanDepth); ok && end == len(v) && !jsonscan.HasSpace(v) {
+		// Compact already, as a listing's schemas are: a copy, which
+		// holds on to none of what v is part of.
+		if v[0] != '{' {
+			return nil, fmt.Errorf("%q must be a JSON Schema object", key)
+		}
+		return bytes.Clone(v), nil
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, v); err != nil {
 		return nil, fmt.Errorf("%q: %v", key, err)
@@ -372,35 +381,46 @@ func schema(v json.RawMessage, key string) (json.RawMessage, error) {
 	return json.RawMessage(buf.Bytes()), nil
 }
 
+// maxScanDepth bounds the nesting the fast paths of schema and
+// withObjectDefaults read; a deeper schema takes the decoder's path.
+const maxScanDepth = 1000
+
 // withObjectDefaults adds "type": "object" and "properties": {} to an input
 // schema that lacks them, as MCP clients do, keeping every other key where
 // it is.
 //
-// It decodes s's top level with segmentio/encoding, which reads a listing's
-// schemas in about a third of encoding/json's time, and reports a malformed
-// s in encoding/json's words.
+// It reads s's top level with jsonscan (topLevel), without decoding it;
+// what that does not read it decodes with segmentio/encoding, which reads
+// a listing's schemas in about a third of encoding/json's time, and
+// reports a malformed s in encoding/json's words.
 func withObjectDefaults(s json.RawMessage) (json.RawMessage, error) {
-	var top map[string]json.RawMessage
-	if segjson.Unmarshal(s, &top) != nil {
-		top = nil
-		if err := json.Unmarshal(s, &top); err != nil {
-			return nil, fmt.Errorf(`"inputSchema": %v`, err)
+	typ, hasType, hasProperties, empty, ok := topLevel(s)
+	if !ok {
+		var top map[string]json.RawMessage
+		if segjson.Unmarshal(s, &top) != nil {
+			top = nil
+			if err := json.Unmarshal(s, &top); err != nil {
+				return nil, fmt.Errorf(`"inputSchema": %v`, err)
+			}
 		}
+		typ, hasType = top["type"]
+		_, hasProperties = top["properties"]
+		empty = len(top) == 0
 	}
-	if t, ok := top["type"]; ok && string(t) != `"object"` {
-		return nil, fmt.Errorf(`"inputSchema" must have "type": "object", not %s`, t)
+	if hasType && string(typ) != `"object"` {
+		return nil, fmt.Errorf(`"inputSchema" must have "type": "object", not %s`, typ)
 	}
 	var prefix string
-	if _, ok := top["type"]; !ok {
+	if !hasType {
 		prefix += `"type":"object",`
 	}
-	if _, ok := top["properties"]; !ok {
+	if !hasProperties {
 		prefix += `"properties":{},`
 	}
 	if prefix == "" {
 		return s, nil
 	}
-	if len(top) == 0 {
+	if empty {
 		prefix = strings.TrimSuffix(prefix, ",")
 	}
 	out := make([]byte, 0, len(s)+len(prefix))
@@ -408,6 +428,31 @@ func withObjectDefaults(s json.RawMessage) (json.RawMessage, error) {
 	out = append(out, prefix...)
 	out = append(out, s[1:]...)
 	return out, nil
+}
+
+// topLevel reads the members of the object s as a decoding into a map
+// would (of equal keys, the last one's value): its "type" value, whether it
+// has "type" and "properties", and whether it has no member. It is ok false
+// when jsonscan does not read s (invalid, deeper than maxScanDepth, not an
+// object, a key it cannot decode).
+func topLevel(s []byte) (typ []byte, hasType, hasProperties, empty, ok bool) {
+	end, valid := jsonscan.ScanValue(s, 0, maxScanDepth)
+	if !valid || end != len(s) || s[0] != '{' {
+		return nil, false, false, false, false
+	}
+	ms, ok := jsonscan.Members(s, 0, make([]jsonscan.Member, 0, 8))
+	if !ok {
+		return nil, false, false, false, false
+	}
+	for _, m := range ms {
+		switch m.Key {
+		case "type":
+			typ, hasType = s[m.Start:m.End], true
+		case "properties":
+			hasProperties = true
+		}
+	}
+	return typ, hasType, hasProperties, len(ms) == 0, true
 }
 
 // DescribeJSONError returns err's message, with the line and column of a

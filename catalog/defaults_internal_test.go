@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -35,8 +36,9 @@ func objectDefaultsByEncodingJSON(s json.RawMessage) (json.RawMessage, error) {
 	return append(append([]byte{'{'}, prefix...), s[1:]...), nil
 }
 
-// TestObjectDefaultsDecoder: withObjectDefaults, which decodes with
-// segmentio/encoding, gives what it gave decoding with encoding/json, for
+// TestObjectDefaultsDecoder: withObjectDefaults, which reads with jsonscan
+// or decodes with segmentio/encoding, gives what it gave decoding with
+// encoding/json, for
 // every input schema of the built-in catalog and for top levels that test
 // a decoder: repeated, escaped and differently cased keys, keys in nested
 // values, and malformed JSON (which the callers never pass: schema has
@@ -74,7 +76,9 @@ func TestObjectDefaultsDecoder(t *testing.T) {
 		`{"type" : "object" , "properties" : { } }`, `{"type":"\u006fbject"}`,
 		`{"description":"type","items":{"type":"string","properties":{}}}`,
 		`{"properties":null}`, `{"properties":{"type":{"type":"string"}}}`,
-		`{"é":1,"type":"object"}`, `{"type":"object"`, `{"type":}`, `{"a":1}x`, `{"a":"\ud800"}`)
+		`{"é":1,"type":"object"}`, `{"type":"object"`, `{"type":}`, `{"a":1}x`, `{"a":"\ud800"}`,
+		`{"\ud800":1,"type":"object"}`, "{\"\xff\":1}", "{\"type\":\"object\",\"d\":\"\xff\"}", ` {"a":1}`,
+		`{"a":`+strings.Repeat("[", 1001)+strings.Repeat("]", 1001)+`}`, `{"type":"object","type":"object","properties":{},"properties":1}`)
 	for _, s := range schemas {
 		want, wantErr := objectDefaultsByEncodingJSON(json.RawMessage(s))
 		got, gotErr := withObjectDefaults(json.RawMessage(s))
@@ -84,5 +88,30 @@ func TestObjectDefaultsDecoder(t *testing.T) {
 	}
 	if len(schemas) < 1000 {
 		t.Fatalf("only %d schemas", len(schemas))
+	}
+}
+
+// TestSchemaCompacts: schema, which copies a compact schema that jsonscan
+// reads, gives what json.Compact gives, errors included, for compact and
+// spaced schemas, values that are not objects and malformed JSON.
+func TestSchemaCompacts(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{`{}`, `{"a":[1,2,{"b":"c d"}]}`, `{ "a" : 1 }`, "{\n\t\"a\":\"\\\"\"\r\n}", `[1]`, `"s"`, `1`,
+		`{"a":1`, `{"a":1}x`, "{\"a\":\"\xff\"}", `{"a":"\ud800"}`, `{"a":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`} {
+		var buf bytes.Buffer
+		var want json.RawMessage
+		wantErr := json.Compact(&buf, []byte(s))
+		switch {
+		case wantErr != nil:
+			wantErr = fmt.Errorf("%q: %v", "inputSchema", wantErr)
+		case buf.Bytes()[0] != '{':
+			wantErr = fmt.Errorf("%q must be a JSON Schema object", "inputSchema")
+		default:
+			want = buf.Bytes()
+		}
+		got, err := schema(json.RawMessage(s), "inputSchema")
+		if string(got) != string(want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("schema(%q) = %s, %v; want %s, %v", s, got, err, want, wantErr)
+		}
 	}
 }

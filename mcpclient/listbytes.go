@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolshelf/toolshelf/internal/jsonscan"
 )
 
 // The SDK decodes a tools/list answer's schemas into maps, which
@@ -79,20 +81,20 @@ func (l *listBytes) sent(msg []byte) {
 	if !bytes.Contains(msg, []byte(`"tools/list"`)) {
 		return
 	}
-	i := skipSpace(msg, 0)
-	end, ok := scanValue(msg, i, 8)
-	if !ok || msg[i] != '{' || skipSpace(msg, end) != len(msg) {
+	i := jsonscan.SkipSpace(msg, 0)
+	end, ok := jsonscan.ScanValue(msg, i, 8)
+	if !ok || msg[i] != '{' || jsonscan.SkipSpace(msg, end) != len(msg) {
 		return
 	}
 	var id []byte
 	method := false
-	ms, _ := members(msg, i, nil)
+	ms, _ := jsonscan.Members(msg, i, nil)
 	for _, m := range ms {
-		switch m.key {
+		switch m.Key {
 		case "id":
-			id = msg[m.start:m.end]
+			id = msg[m.Start:m.End]
 		case "method":
-			method = string(msg[m.start:m.end]) == `"tools/list"`
+			method = string(msg[m.Start:m.End]) == `"tools/list"`
 		}
 	}
 	if !method || id == nil {
@@ -112,13 +114,13 @@ func (l *listBytes) received(msg []byte) []byte {
 	if !bytes.Contains(msg, []byte(`"tools"`)) {
 		return msg
 	}
-	i := skipSpace(msg, 0)
+	i := jsonscan.SkipSpace(msg, 0)
 	// The SDK refuses a message nested deeper than 1000.
-	end, ok := scanValue(msg, i, 1000)
-	if !ok || msg[i] != '{' || skipSpace(msg, end) != len(msg) {
+	end, ok := jsonscan.ScanValue(msg, i, 1000)
+	if !ok || msg[i] != '{' || jsonscan.SkipSpace(msg, end) != len(msg) {
 		return msg
 	}
-	top, ok := members(msg, i, nil)
+	top, ok := jsonscan.Members(msg, i, nil)
 	if !ok {
 		return msg
 	}
@@ -127,48 +129,48 @@ func (l *listBytes) received(msg []byte) []byte {
 		return msg
 	}
 	l.mu.Lock()
-	wanted := l.pending[string(msg[id.start:id.end])]
-	delete(l.pending, string(msg[id.start:id.end]))
+	wanted := l.pending[string(msg[id.Start:id.End])]
+	delete(l.pending, string(msg[id.Start:id.End]))
 	l.mu.Unlock()
-	if _, failed, _ := unique2(top, "", "error", ""); !wanted || failed != nil || result == nil || msg[result.start] != '{' {
+	if _, failed, _ := unique2(top, "", "error", ""); !wanted || failed != nil || result == nil || msg[result.Start] != '{' {
 		return msg
 	}
-	fields, ok := members(msg, result.start, nil)
+	fields, ok := jsonscan.Members(msg, result.Start, nil)
 	if !ok {
 		return msg
 	}
 	tools, _, ok := unique2(fields, "tools", "", "")
-	if !ok || tools == nil || msg[tools.start] != '[' {
+	if !ok || tools == nil || msg[tools.Start] != '[' {
 		return msg
 	}
 	var out []byte
 	last := 0 // msg[:last] is in out
-	var ms []member
-	for j := skipSpace(msg, tools.start+1); msg[j] != ']'; {
-		vend := skipValue(msg, j)
+	var ms []jsonscan.Member
+	for j := jsonscan.SkipSpace(msg, tools.Start+1); msg[j] != ']'; {
+		vend := jsonscan.SkipValue(msg, j)
 		if msg[j] == '{' {
-			if ms, ok = members(msg, j, ms[:0]); ok {
+			if ms, ok = jsonscan.Members(msg, j, ms[:0]); ok {
 				in, outSchema, ok := unique2(ms, "inputSchema", "outputSchema", "")
-				for _, m := range []*member{in, outSchema} {
-					if !ok || m == nil || msg[m.start] != '{' {
+				for _, m := range []*jsonscan.Member{in, outSchema} {
+					if !ok || m == nil || msg[m.Start] != '{' {
 						continue
 					}
-					c, canon := canonicalValid(msg[m.start:m.end])
+					c, canon := canonicalValid(msg[m.Start:m.End])
 					if !canon || (m == in && hasAnnotation(c)) {
 						continue
 					}
 					if out == nil {
 						out = make([]byte, 0, len(msg)/2)
 					}
-					out = append(out, msg[last:m.start]...)
+					out = append(out, msg[last:m.Start]...)
 					out = strconv.AppendQuote(out, l.putAside(c))
-					last = m.end
+					last = m.End
 				}
 			}
 		}
-		j = skipSpace(msg, vend)
+		j = jsonscan.SkipSpace(msg, vend)
 		if msg[j] == ',' {
-			j = skipSpace(msg, j+1)
+			j = jsonscan.SkipSpace(msg, j+1)
 		}
 	}
 	if out == nil {
@@ -187,23 +189,23 @@ func (l *listBytes) putAside(schema []byte) string {
 	return marker
 }
 
-// unique2 finds the members named a and b among ms, each of which must be
+// unique2 finds the Members named a and b among ms, each of which must be
 // there at most once and with a plain key, and says whether none is named
 // not (a key the SDK might read differently, escaped, makes it false too).
-func unique2(ms []member, a, b, not string) (ma, mb *member, ok bool) {
+func unique2(ms []jsonscan.Member, a, b, not string) (ma, mb *jsonscan.Member, ok bool) {
 	for k := range ms {
 		m := &ms[k]
 		switch {
-		case !m.plain:
+		case !m.Plain:
 			return nil, nil, false
-		case m.key == not:
+		case m.Key == not:
 			return nil, nil, false
-		case m.key == a:
+		case m.Key == a:
 			if ma != nil {
 				return nil, nil, false
 			}
 			ma = m
-		case b != "" && m.key == b:
+		case b != "" && m.Key == b:
 			if mb != nil {
 				return nil, nil, false
 			}
@@ -219,18 +221,18 @@ func hasAnnotation(c []byte) bool {
 	if !bytes.Contains(c, []byte(`"x-mcp-header"`)) {
 		return false // a canonical key is never escaped
 	}
-	ms, _ := members(c, 0, nil)
+	ms, _ := jsonscan.Members(c, 0, nil)
 	for _, m := range ms {
-		switch m.key {
+		switch m.Key {
 		case "x-mcp-header":
 			return true
 		case "properties":
-			if c[m.start] != '{' {
+			if c[m.Start] != '{' {
 				continue
 			}
-			props, _ := members(c, m.start, nil)
+			props, _ := jsonscan.Members(c, m.Start, nil)
 			for _, p := range props {
-				if c[p.start] == '{' && hasAnnotation(c[p.start:p.end]) {
+				if c[p.Start] == '{' && hasAnnotation(c[p.Start:p.End]) {
 					return true
 				}
 			}
@@ -275,7 +277,8 @@ func (lr *listReader) Read(p []byte) (int, error) {
 			break
 		}
 		if cap(lr.in)-len(lr.in) < 4096 {
-			lr.in = slices.Grow(lr.in, 32<<10)
+			// Doubling: a listing's answer can be megabytes.
+			lr.in = slices.Grow(lr.in, max(32<<10, cap(lr.in)))
 		}
 		n, err := lr.r.Read(lr.in[len(lr.in):cap(lr.in)])
 		lr.in = lr.in[:len(lr.in)+n]
@@ -305,7 +308,7 @@ func (lr *listReader) frame() {
 	for {
 		start := lr.scanned
 		if lr.depth == 0 {
-			start = skipSpace(lr.in, lr.scanned)
+			start = jsonscan.SkipSpace(lr.in, lr.scanned)
 			if start < len(lr.in) && lr.in[start] != '{' && lr.in[start] != '[' {
 				lr.raw = true // not JSON-RPC; the SDK reports it
 			}

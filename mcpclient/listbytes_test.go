@@ -157,7 +157,7 @@ func (c *chunked) Read(p []byte) (int, error) {
 
 // TestListReader: an answer to a tools/list request the client sent comes
 // to the SDK with its tools' object schemas as markers that take turns
-// back into their canonical bytes, whatever the order of its members and
+// back into their canonical bytes, whatever the order of its Members and
 // however it is split into reads; annotated input schemas, answers to
 // other requests, errors, escaped or repeated keys, invalid JSON and other
 // messages come as they were, and so does the white space between them.

@@ -55,6 +55,7 @@ var layer = map[string]int{
 	"internal/adapt":      7,
 	"internal/reftext":    8,
 	"internal/safetext":   8,
+	"internal/jsonscan":   8,
 	"internal/userdir":    7,
 	"internal/claudecode": 8,
 	"internal/oauthtest":  8,
