@@ -464,7 +464,7 @@ func isRPCError(err error) bool {
 // encoded, so nothing reads it differently. An input schema is kept as a
 // listedSchema, whose encoding is only what those checks read. A schema
 // lists put aside (which the SDK hands over as its marker) is those bytes
-// already.
+// already; a description put aside comes back too.
 //
 // A page without a TTL is never listed from the cache again. When the
 // listing is refresh's (a listing in the context), such a page's tools are
@@ -484,11 +484,14 @@ func rawToolSchemas(lists *listBytes) mcp.Middleware {
 				if t == nil {
 					continue
 				}
-				if b, ok := lists.take(t.InputSchema); ok {
-					t.InputSchema = &listedSchema{full: b}
+				if a, ok := lists.take(t.InputSchema); ok && a.schema != nil {
+					t.InputSchema = &listedSchema{full: a.schema}
 				}
-				if b, ok := lists.take(t.OutputSchema); ok {
-					t.OutputSchema = b
+				if a, ok := lists.take(t.OutputSchema); ok && a.schema != nil {
+					t.OutputSchema = a.schema
+				}
+				if a, ok := lists.take(t.Description); ok && a.schema == nil {
+					t.Description = a.text
 				}
 				in := listed(t.InputSchema)
 				t.InputSchema, t.OutputSchema = in, rawSchema(t.OutputSchema)

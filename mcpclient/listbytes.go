@@ -17,49 +17,62 @@ import (
 
 // The SDK decodes a tools/list answer's schemas into maps, which
 // rawToolSchemas encodes again; at shelf scale that is most of a start's
-// time and garbage. Over a byte stream (stdio, in memory) a listBytes
-// reads the answers to this client's tools/list requests before the SDK
-// does and puts each tool's schemas aside, already in the form marshal
-// would give them (canonical), leaving in their place a marker string that
-// rawToolSchemas swaps back. A schema with an x-mcp-header annotation, which
-// the SDK reads, and anything the strict reader is unsure of stay in the
-// answer as they were, for the SDK to read as it always did.
+// time and garbage, and the SDK's read buffer, which lasts as long as the
+// connection, grows to the answer's size. Over a byte stream (stdio, in
+// memory) a listBytes reads the answers to this client's tools/list
+// requests before the SDK does and puts each tool's schemas aside, already
+// in the form marshal would give them (canonical), and its description,
+// decoded, leaving in their place a marker string that rawToolSchemas
+// swaps back. A schema with an x-mcp-header annotation, which the SDK
+// reads, and anything the strict reader is unsure of stay in the answer as
+// they were, for the SDK to read as it always did.
 
 // maxPending bounds the tools/list requests a listBytes awaits the answer
 // of; beyond it, answers are left to the SDK.
 const maxPending = 64
 
 // listBytes is one connection's state: the ids of its tools/list requests
-// in flight and the schemas put aside, by marker.
+// in flight and what was put aside, by marker.
 type listBytes struct {
 	prefix string // of every marker: a random nonce, so a server cannot forge one
 
 	mu      sync.Mutex
 	pending map[string]bool // raw JSON ids
 	next    uint64
-	aside   map[string]json.RawMessage
+	aside   map[string]aside
 }
+
+// aside is what a marker stands for: a schema, as canonical bytes, or a
+// tool's description.
+type aside struct {
+	schema json.RawMessage
+	text   string
+}
+
+// minAsideText is the shortest encoded description put aside: a shorter
+// one costs the SDK less than its marker.
+const minAsideText = 64
 
 // newListBytes returns the state of a new connection.
 func newListBytes() *listBytes {
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
-	return &listBytes{prefix: "toolshelf-schema:" + hex.EncodeToString(nonce[:]) + ":",
-		pending: make(map[string]bool), aside: make(map[string]json.RawMessage)}
+	return &listBytes{prefix: "toolshelf-aside:" + hex.EncodeToString(nonce[:]) + ":",
+		pending: make(map[string]bool), aside: make(map[string]aside)}
 }
 
-// take returns the schema a marker stands for, and forgets it. It is
-// ok false for any other value, and on a nil listBytes.
-func (l *listBytes) take(v any) (json.RawMessage, bool) {
+// take returns what a marker stands for, and forgets it. It is ok false
+// for any other value, and on a nil listBytes.
+func (l *listBytes) take(v any) (aside, bool) {
 	s, ok := v.(string)
 	if l == nil || !ok || len(s) <= len(l.prefix) || s[:len(l.prefix)] != l.prefix {
-		return nil, false
+		return aside{}, false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.aside[s]
+	a, ok := l.aside[s]
 	delete(l.aside, s)
-	return b, ok
+	return a, ok
 }
 
 // forget drops the requests awaited and the schemas put aside and not
@@ -124,7 +137,8 @@ func (l *listBytes) received(msg []byte) []byte {
 	if !ok {
 		return msg
 	}
-	id, result, ok := unique2(top, "id", "result", "")
+	found, ok := unique(top, "", "id", "result", "error")
+	id, result := member(found, "id"), member(found, "result")
 	if !ok || id == nil {
 		return msg
 	}
@@ -132,14 +146,15 @@ func (l *listBytes) received(msg []byte) []byte {
 	wanted := l.pending[string(msg[id.Start:id.End])]
 	delete(l.pending, string(msg[id.Start:id.End]))
 	l.mu.Unlock()
-	if _, failed, _ := unique2(top, "", "error", ""); !wanted || failed != nil || result == nil || msg[result.Start] != '{' {
+	if !wanted || member(found, "error") != nil || result == nil || msg[result.Start] != '{' {
 		return msg
 	}
 	fields, ok := jsonscan.Members(msg, result.Start, nil)
 	if !ok {
 		return msg
 	}
-	tools, _, ok := unique2(fields, "tools", "", "")
+	found, ok = unique(fields, "", "tools")
+	tools := member(found, "tools")
 	if !ok || tools == nil || msg[tools.Start] != '[' {
 		return msg
 	}
@@ -150,20 +165,41 @@ func (l *listBytes) received(msg []byte) []byte {
 		vend := jsonscan.SkipValue(msg, j)
 		if msg[j] == '{' {
 			if ms, ok = jsonscan.Members(msg, j, ms[:0]); ok {
-				in, outSchema, ok := unique2(ms, "inputSchema", "outputSchema", "")
-				for _, m := range []*jsonscan.Member{in, outSchema} {
-					if !ok || m == nil || msg[m.Start] != '{' {
-						continue
+				found, ok := unique(ms, "", "inputSchema", "outputSchema", "description")
+				if ok {
+					// In the order of the bytes, which is the server's.
+					slices.SortFunc(found, func(a, b *jsonscan.Member) int { return a.Start - b.Start })
+				}
+				for _, m := range found {
+					if !ok {
+						break
 					}
-					c, canon := canonicalValid(msg[m.Start:m.End])
-					if !canon || (m == in && hasAnnotation(c)) {
+					var marker string
+					switch {
+					case m.Key == "description":
+						if msg[m.Start] != '"' || m.End-m.Start < minAsideText {
+							continue
+						}
+						end, plain, _ := jsonscan.ScanString(msg, m.Start)
+						text, decoded := jsonscan.DecodeString(msg[m.Start:end], plain)
+						if !decoded {
+							continue
+						}
+						marker = l.putAside(aside{text: text})
+					case msg[m.Start] == '{':
+						c, canon := canonicalValid(msg[m.Start:m.End])
+						if !canon || (m.Key == "inputSchema" && hasAnnotation(c)) {
+							continue
+						}
+						marker = l.putAside(aside{schema: c})
+					default:
 						continue
 					}
 					if out == nil {
-						out = make([]byte, 0, len(msg)/2)
+						out = make([]byte, 0, len(msg)/4)
 					}
 					out = append(out, msg[last:m.Start]...)
-					out = strconv.AppendQuote(out, l.putAside(c))
+					out = strconv.AppendQuote(out, marker)
 					last = m.End
 				}
 			}
@@ -179,40 +215,45 @@ func (l *listBytes) received(msg []byte) []byte {
 	return append(out, msg[last:]...)
 }
 
-// putAside keeps a schema and returns its marker.
-func (l *listBytes) putAside(schema []byte) string {
+// putAside keeps a schema or a text and returns its marker.
+func (l *listBytes) putAside(a aside) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next++
 	marker := l.prefix + strconv.FormatUint(l.next, 10)
-	l.aside[marker] = schema
+	l.aside[marker] = a
 	return marker
 }
 
-// unique2 finds the Members named a and b among ms, each of which must be
-// there at most once and with a plain key, and says whether none is named
-// not (a key the SDK might read differently, escaped, makes it false too).
-func unique2(ms []jsonscan.Member, a, b, not string) (ma, mb *jsonscan.Member, ok bool) {
+// unique finds the members named by names among ms, in the order of ms;
+// each must be there at most once and every key plain (an escaped key may
+// be one of them, as the SDK reads it), and none may be named not.
+func unique(ms []jsonscan.Member, not string, names ...string) (found []*jsonscan.Member, ok bool) {
 	for k := range ms {
 		m := &ms[k]
 		switch {
-		case !m.Plain:
-			return nil, nil, false
-		case m.Key == not:
-			return nil, nil, false
-		case m.Key == a:
-			if ma != nil {
-				return nil, nil, false
+		case !m.Plain, not != "" && m.Key == not:
+			return nil, false
+		case slices.Contains(names, m.Key):
+			for _, f := range found {
+				if f.Key == m.Key {
+					return nil, false
+				}
 			}
-			ma = m
-		case b != "" && m.Key == b:
-			if mb != nil {
-				return nil, nil, false
-			}
-			mb = m
+			found = append(found, m)
 		}
 	}
-	return ma, mb, true
+	return found, true
+}
+
+// member returns the member named name among found, or nil.
+func member(found []*jsonscan.Member, name string) *jsonscan.Member {
+	for _, m := range found {
+		if m.Key == name {
+			return m
+		}
+	}
+	return nil
 }
 
 // hasAnnotation reports whether a canonical schema holds an x-mcp-header
@@ -300,9 +341,8 @@ func (lr *listReader) Read(p []byte) (int, error) {
 func (lr *listReader) frame() {
 	if lr.raw || lr.through {
 		lr.scan()
-		lr.out, lr.in = lr.in[:lr.scanned], lr.in[lr.scanned:]
-		lr.scanned = 0
-		lr.trim()
+		lr.out = lr.in[:lr.scanned:lr.scanned]
+		lr.consume(lr.scanned)
 		return
 	}
 	for {
@@ -313,8 +353,8 @@ func (lr *listReader) frame() {
 				lr.raw = true // not JSON-RPC; the SDK reports it
 			}
 			if start > 0 && (start == len(lr.in) || lr.raw) {
-				lr.out, lr.in, lr.scanned = append(lr.out, lr.in[:start]...), lr.in[start:], 0
-				lr.trim()
+				lr.out = append(lr.out, lr.in[:start]...)
+				lr.consume(start)
 				return
 			}
 			if start == len(lr.in) || lr.raw {
@@ -329,13 +369,18 @@ func (lr *listReader) frame() {
 			}
 			return
 		}
-		if value := lr.in[:lr.scanned]; len(value) > lr.limit {
-			lr.out = append(lr.out, value...)
-		} else {
-			lr.out = append(lr.out, lr.l.received(value)...)
+		value := lr.in[:lr.scanned]
+		if len(value) <= lr.limit {
+			value = lr.l.received(value)
 		}
-		lr.in, lr.scanned = lr.in[lr.scanned:], 0
-		lr.trim()
+		if len(lr.out) == 0 {
+			// in's front, which consume leaves be, or a new buffer; never
+			// appended to in place.
+			lr.out = value[:len(value):len(value)]
+		} else {
+			lr.out = append(lr.out, value...)
+		}
+		lr.consume(lr.scanned)
 	}
 }
 
@@ -373,11 +418,15 @@ func (lr *listReader) scan() bool {
 	return false
 }
 
-// trim lets go of a large buffer once its value is read.
-func (lr *listReader) trim() {
+// consume drops in[:n], letting go of a large buffer once its value is
+// read (out may still hold a part of it).
+func (lr *listReader) consume(n int) {
 	if cap(lr.in) > 64<<10 {
-		lr.in = append([]byte(nil), lr.in...)
+		lr.in = append([]byte(nil), lr.in[n:]...)
+	} else {
+		lr.in = lr.in[n:]
 	}
+	lr.scanned = 0
 }
 
 // Close closes the stream.

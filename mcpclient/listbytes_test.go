@@ -164,7 +164,8 @@ func (c *chunked) Read(p []byte) (int, error) {
 func TestListReader(t *testing.T) {
 	schema := `{ "type":"object", "properties":{"q":{"type":"string","description":"a<b"}}}`
 	annotated := `{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}`
-	answer := `{"result":{"tools":[{"name":"a","inputSchema":` + schema + `,"outputSchema":{"b":1,"a":2}},` +
+	long := `a long description, with \"escapes\" \u00e9 and <b>markup</b>, that the SDK would keep in its read buffer`
+	answer := `{"result":{"tools":[{"name":"a","outputSchema":{"b":1,"a":2},"description":"` + long + `","inputSchema":` + schema + `},` +
 		`{"name":"h","inputSchema":` + annotated + `},{"name":"s","inputSchema":"str"},7],"nextCursor":"c"},"jsonrpc":"2.0","id":3}`
 	untouched := []string{
 		`{"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"a","inputSchema":` + schema + `}]}}`, // not pending
@@ -201,14 +202,19 @@ func TestListReader(t *testing.T) {
 		}
 		in, ok := l.take(tools[0]["inputSchema"])
 		want, _ := canonicalByDecoding([]byte(schema))
-		if !ok || !bytes.Equal(in, want) {
+		if !ok || !bytes.Equal(in.schema, want) {
 			t.Errorf("chunk %d: input schema taken as %s, %v; want %s", chunk, in, ok, want)
 		}
-		if out, ok := l.take(tools[0]["outputSchema"]); !ok || string(out) != `{"a":2,"b":1}` {
+		if out, ok := l.take(tools[0]["outputSchema"]); !ok || string(out.schema) != `{"a":2,"b":1}` {
 			t.Errorf("chunk %d: output schema taken as %s, %v", chunk, out, ok)
 		}
 		if _, ok := l.take(tools[0]["inputSchema"]); ok {
 			t.Errorf("chunk %d: a marker is taken twice", chunk)
+		}
+		var text string
+		_ = json.Unmarshal([]byte(`"`+long+`"`), &text)
+		if d, ok := l.take(tools[0]["description"]); !ok || d.text != text {
+			t.Errorf("chunk %d: description taken as %q, %v; want %q", chunk, d.text, ok, text)
 		}
 		if b, _ := json.Marshal(tools[1]["inputSchema"]); !strings.Contains(string(b), "x-mcp-header") {
 			t.Errorf("chunk %d: the annotated schema became %s", chunk, b)
@@ -226,7 +232,7 @@ func TestListReader(t *testing.T) {
 // wrote it: another connection's, or one a server forges, is a string.
 func TestListBytesMarkers(t *testing.T) {
 	a, b := newListBytes(), newListBytes()
-	m := a.putAside([]byte(`{}`))
+	m := a.putAside(aside{schema: []byte(`{}`)})
 	if _, ok := b.take(m); ok {
 		t.Fatal("another connection's marker was taken")
 	}
@@ -262,9 +268,6 @@ func TestListReaderPassesLargeValues(t *testing.T) {
 		if got != s {
 			t.Errorf("read %q, want %q", got, s)
 		}
-	}
-	if testing.Verbose() {
-		fmt.Println("ok")
 	}
 }
 
@@ -326,5 +329,43 @@ func TestListBytesRegisterAsTheSDK(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("definitions differ (-SDK +listBytes):\n%s", diff)
+	}
+}
+
+// TestListReaderGrowingAnswers: answers whose markers are longer than the
+// schemas they replace, back to back in one read after messages that come
+// as they are, each come whole.
+func TestListReaderGrowingAnswers(t *testing.T) {
+	var stream strings.Builder
+	for id := 1; id <= 5; id++ {
+		stream.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`)
+		fmt.Fprintf(&stream, `{"jsonrpc":"2.0","id":%d,"result":{"tools":[{"name":"a","inputSchema":{}},{"name":"b","inputSchema":{}}]}}`, id)
+		if id%2 == 0 {
+			stream.WriteString("\n")
+		}
+	}
+	for _, chunk := range []int{1, 5, 1 << 20} {
+		l := newListBytes()
+		for id := 1; id <= 5; id++ {
+			l.sent(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
+		}
+		d := json.NewDecoder(strings.NewReader(readAll(t, l, stream.String(), chunk)))
+		for id := 1; id <= 5; id++ {
+			var note, msg struct {
+				ID     int
+				Result struct{ Tools []struct{ InputSchema any } }
+			}
+			if err := d.Decode(&note); err != nil {
+				t.Fatalf("chunk %d: before answer %d: %v", chunk, id, err)
+			}
+			if err := d.Decode(&msg); err != nil || msg.ID != id || len(msg.Result.Tools) != 2 {
+				t.Fatalf("chunk %d: answer %d read as %+v (%v)", chunk, id, msg, err)
+			}
+			for _, tl := range msg.Result.Tools {
+				if b, ok := l.take(tl.InputSchema); !ok || string(b.schema) != `{}` {
+					t.Fatalf("chunk %d: answer %d: schema %v taken as %s, %v", chunk, id, tl.InputSchema, b, ok)
+				}
+			}
+		}
 	}
 }
