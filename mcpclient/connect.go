@@ -497,7 +497,11 @@ func rawToolSchemas(lists *listBytes) mcp.Middleware {
 				t.InputSchema, t.OutputSchema = in, rawSchema(t.OutputSchema)
 				if s, ok := in.(*listedSchema); ok && once {
 					l.keep(t, wholeTool(t))
-					*t = mcp.Tool{Name: t.Name, InputSchema: &listedSchema{headers: s.headers}}
+					bare := unannotated
+					if s.headers != nil {
+						bare = &listedSchema{headers: s.headers}
+					}
+					*t = mcp.Tool{Name: t.Name, InputSchema: bare}
 				}
 			}
 			return res, err
@@ -575,6 +579,11 @@ func (s *listedSchema) MarshalJSON() ([]byte, error) {
 	}
 	return s.headers, nil
 }
+
+// unannotated is the listedSchema the SDK's cache keeps for every listed
+// tool without x-mcp-header annotations once refresh has the whole tool:
+// one for them all.
+var unannotated = &listedSchema{}
 
 // errNoAnnotations is how a listedSchema without x-mcp-header annotations
 // encodes.

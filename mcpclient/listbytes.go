@@ -72,6 +72,9 @@ func (l *listBytes) take(v any) (aside, bool) {
 	defer l.mu.Unlock()
 	a, ok := l.aside[s]
 	delete(l.aside, s)
+	if ok && len(l.aside) == 0 {
+		l.aside = make(map[string]aside) // a map keeps its largest size
+	}
 	return a, ok
 }
 

@@ -70,10 +70,11 @@ type BM25F struct {
 
 	mu        sync.RWMutex // guards the fields below
 	idx       *postings
-	docs      []docMeta          // by slot
-	exact     map[string][]int32 // normalised names → slots, for hints
-	nameWords map[string][]int32 // words of normalised names → slots, for hints
-	shortKeys map[string][]int32 // normalised names without server prefix → slots, for hints
+	docs      []docMeta // by slot
+	exact     slotLists // normalised names → slots, for hints
+	nameWords slotLists // words of normalised names → slots, for hints
+	shortKeys slotLists // normalised names without server prefix → slots, for hints
+	ids       []int32   // ids[s] == s, for every slot: the lists of one slot (slotLists)
 	// nameTerms holds, by slot, the number of distinct words of the tool's
 	// own name (at most 255), which the name factor reads for every scored
 	// document: apart from docs, so that the pass touches little memory.
@@ -177,9 +178,9 @@ func newBM25F(o Options, p Params, fitOff Factor) (*BM25F, error) {
 		an:        an,
 		syn:       buildSynonyms(an, groups, aliases),
 		idx:       newPostings(),
-		exact:     make(map[string][]int32),
-		nameWords: make(map[string][]int32),
-		shortKeys: make(map[string][]int32),
+		exact:     newSlotLists(),
+		nameWords: newSlotLists(),
+		shortKeys: newSlotLists(),
 		families:  make(map[string][]string),
 	}
 	return r, nil
@@ -399,18 +400,19 @@ func (r *BM25F) indexed(slot int32, replaced bool, a *docAnalysis) {
 		r.docs = append(r.docs, docMeta{})
 		r.nameTerms = append(r.nameTerms, 0)
 		r.wlen = append(r.wlen, 0)
+		r.ids = append(r.ids, int32(len(r.ids)))
 	}
 	meta := a.meta
 	r.docs[slot] = meta
 	r.nameTerms[slot] = a.nameTerms
 	r.wlen[slot] = float32(r.weightedLen(slot))
 	for _, k := range meta.keys {
-		r.exact[k] = append(r.exact[k], slot)
+		r.exact.add(k, slot)
 	}
 	for _, w := range a.words {
-		r.nameWords[w] = append(r.nameWords[w], slot)
+		r.nameWords.add(w, slot)
 	}
-	r.shortKeys[meta.short] = append(r.shortKeys[meta.short], slot)
+	r.shortKeys.add(meta.short, slot)
 }
 
 // words returns the distinct words, longer than two characters, of a
@@ -429,22 +431,14 @@ func (m docMeta) words() []string {
 
 // dropMeta removes a slot's exact-name keys and name words.
 func (r *BM25F) dropMeta(slot int32) {
-	drop := func(m map[string][]int32, k string) {
-		list := slices.DeleteFunc(m[k], func(s int32) bool { return s == slot })
-		if len(list) == 0 {
-			delete(m, k)
-		} else {
-			m[k] = list
-		}
-	}
 	meta := r.docs[slot]
 	for _, k := range meta.keys {
-		drop(r.exact, k)
+		r.exact.drop(k, slot)
 	}
 	for _, w := range meta.words() {
-		drop(r.nameWords, w)
+		r.nameWords.drop(w, slot)
 	}
-	drop(r.shortKeys, meta.short)
+	r.shortKeys.drop(meta.short, slot)
 	r.docs[slot] = docMeta{}
 	r.nameTerms[slot] = 0
 	r.wlen[slot] = 0
@@ -501,7 +495,7 @@ func (r *BM25F) searchParsed(q Query, pq parsedQuery) Result {
 	var exact []int32
 	var loaded []string
 	if pq.exactKey != "" {
-		for _, slot := range r.exact[pq.exactKey] {
+		for _, slot := range r.exact.get(pq.exactKey, r.ids) {
 			if c.mask[slot] {
 				loaded = append(loaded, r.idx.slots[slot].name)
 			} else {
@@ -544,7 +538,7 @@ func (r *BM25F) selectHits(names []string, c *candidates) Result {
 	h := &Hint{}
 	for _, name := range names {
 		found := false
-		for _, slot := range r.exact[normName(name)] {
+		for _, slot := range r.exact.get(normName(name), r.ids) {
 			n := r.idx.slots[slot].name
 			if c.mask[slot] {
 				if !slices.Contains(h.Loaded, n) {

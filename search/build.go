@@ -158,6 +158,9 @@ func (w *termWorker) text(an *analyzer, text string) uint32 {
 // of docAnalysis; it counts terms with termWorker's methods.
 func buildIndex(p *postings, docs []Document, analyze func(*termWorker, Document, *docAnalysis),
 	newTerm func(string), indexed func(int32, bool, *docAnalysis)) {
+	if len(docs) >= compactDocs {
+		defer p.compact()
+	}
 	nchunks := (len(docs) + analyzeChunk - 1) / analyzeChunk
 	nworkers := min(runtime.GOMAXPROCS(0), nchunks)
 	// trans maps each worker's local ids to p's term ids (-1: not yet).

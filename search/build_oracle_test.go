@@ -219,18 +219,19 @@ func (r *BM25F) oracleAdd(docs ...Document) {
 			r.docs = append(r.docs, docMeta{})
 			r.nameTerms = append(r.nameTerms, 0)
 			r.wlen = append(r.wlen, 0)
+			r.ids = append(r.ids, int32(len(r.ids)))
 		}
 		meta := a.meta
 		r.docs[slot] = meta
 		r.nameTerms[slot] = uint8(min(a.nameTerms, 255))
 		r.wlen[slot] = float32(r.weightedLen(slot))
 		for _, k := range meta.keys {
-			r.exact[k] = append(r.exact[k], slot)
+			r.exact.add(k, slot)
 		}
 		for _, w := range meta.words() {
-			r.nameWords[w] = append(r.nameWords[w], slot)
+			r.nameWords.add(w, slot)
 		}
-		r.shortKeys[meta.short] = append(r.shortKeys[meta.short], slot)
+		r.shortKeys.add(meta.short, slot)
 	}
 }
 

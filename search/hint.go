@@ -71,13 +71,13 @@ func (r *BM25F) nearest(probes []string, c *candidates) []string {
 	var matches []match
 	// consider scores the keys of vocab near probe; a word of a longer
 	// probe counts less the less of the probe it covers.
-	consider := func(probe string, vocab map[string][]int32, penalty float64) {
+	consider := func(probe string, vocab slotLists, penalty float64) {
 		n := utf8.RuneCountInString(probe)
 		if n < 3 {
 			return
 		}
 		maxDist := n / 2
-		for key, slots := range vocab {
+		for key, slots := range vocab.all(r.ids) {
 			if d := utf8.RuneCountInString(key) - n; d > maxDist || -d > maxDist {
 				continue
 			}

@@ -153,6 +153,28 @@ func (p *postings) unindex(slot int32) {
 	p.live--
 }
 
+// compactDocs is how many documents one build must add for the lists to be
+// compacted after it.
+const compactDocs = 4096
+
+// compact copies every list into one array, each list with no spare
+// capacity: a build appends to the lists, which leaves up to half of each
+// one's capacity unused. A list that later grows moves out of the array
+// alone. The array lives as long as one list is in it, so a shelf that
+// changes a little at a time holds at most the array a large build made.
+func (p *postings) compact() {
+	total := 0
+	for _, list := range p.lists {
+		total += len(list)
+	}
+	all := make([]posting, 0, total)
+	for id, list := range p.lists {
+		start := len(all)
+		all = append(all, list...)
+		p.lists[id] = all[start:len(all):len(all)]
+	}
+}
+
 // insert adds e to term id's list, which is kept in slot order: scoring
 // walks the lists of a query side by side, a range of slots at a time
 // (score.go). A new document's slot is the highest, so building appends.

@@ -1,0 +1,78 @@
+package search
+
+import (
+	"iter"
+	"slices"
+)
+
+// slotLists maps keys (normalised names, name words) to the slots of the
+// documents that have them, in the order they were added. Most keys name
+// one document: such a key holds its slot alone, without a slice of its
+// own, and reads as the one-slot piece of the identity list ids
+// (ids[s] == s), which the ranker keeps as long as its slots.
+type slotLists struct {
+	one  map[string]int32
+	many map[string][]int32
+}
+
+func newSlotLists() slotLists {
+	return slotLists{one: make(map[string]int32), many: make(map[string][]int32)}
+}
+
+// get returns k's slots; the result must not be changed.
+func (m slotLists) get(k string, ids []int32) []int32 {
+	if s, ok := m.one[k]; ok {
+		return ids[s : s+1 : s+1]
+	}
+	return m.many[k]
+}
+
+// add appends slot to k's slots.
+func (m slotLists) add(k string, slot int32) {
+	if s, ok := m.one[k]; ok {
+		delete(m.one, k)
+		m.many[k] = []int32{s, slot}
+		return
+	}
+	if list, ok := m.many[k]; ok {
+		m.many[k] = append(list, slot)
+		return
+	}
+	m.one[k] = slot
+}
+
+// drop removes slot from k's slots.
+func (m slotLists) drop(k string, slot int32) {
+	if s, ok := m.one[k]; ok {
+		if s == slot {
+			delete(m.one, k)
+		}
+		return
+	}
+	list := slices.DeleteFunc(m.many[k], func(s int32) bool { return s == slot })
+	switch len(list) {
+	case 0:
+		delete(m.many, k)
+	case 1:
+		delete(m.many, k)
+		m.one[k] = list[0]
+	default:
+		m.many[k] = list
+	}
+}
+
+// all yields every key with its slots (as get gives them), in no order.
+func (m slotLists) all(ids []int32) iter.Seq2[string, []int32] {
+	return func(yield func(string, []int32) bool) {
+		for k, s := range m.one {
+			if !yield(k, ids[s:s+1:s+1]) {
+				return
+			}
+		}
+		for k, list := range m.many {
+			if !yield(k, list) {
+				return
+			}
+		}
+	}
+}
