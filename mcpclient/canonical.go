@@ -210,13 +210,13 @@ func canonical(b []byte) ([]byte, bool) {
 	if !ok || jsonscan.SkipSpace(b, end) != len(b) {
 		return nil, false
 	}
-	return canonicalValid(b[i:end])
+	var w canonicalWriter
+	return w.canonical(b[i:end])
 }
 
-// canonicalValid is canonical for a value ScanValue found valid, with no
-// white space around it.
-func canonicalValid(b []byte) ([]byte, bool) {
-	var w canonicalWriter
+// canonical is canonical for a value ScanValue found valid, with no white
+// space around it. The writer's buffers serve the next value too.
+func (w *canonicalWriter) canonical(b []byte) ([]byte, bool) {
 	out, _, ok := w.appendCanonical(make([]byte, 0, len(b)), b, 0, maxCanonicalDepth)
 	return out, ok
 }

@@ -162,6 +162,7 @@ func (l *listBytes) received(msg []byte) []byte {
 		return msg
 	}
 	var out []byte
+	var w canonicalWriter
 	last := 0 // msg[:last] is in out
 	var ms []jsonscan.Member
 	for j := jsonscan.SkipSpace(msg, tools.Start+1); msg[j] != ']'; {
@@ -190,7 +191,7 @@ func (l *listBytes) received(msg []byte) []byte {
 						}
 						marker = l.putAside(aside{text: text})
 					case msg[m.Start] == '{':
-						c, canon := canonicalValid(msg[m.Start:m.End])
+						c, canon := w.canonical(msg[m.Start:m.End])
 						if !canon || (m.Key == "inputSchema" && hasAnnotation(c)) {
 							continue
 						}
