@@ -131,19 +131,22 @@ func memoryTransport(srv *mcp.Server) (transport, *mcp.ServerSession, error) {
 // httpTransport returns the streamable HTTP transport of a server, signing
 // in through h (none when nil).
 func (m *Manager) httpTransport(s *server, h auth.OAuthHandler) transport {
-	rt := &httpRecorder{base: http.DefaultTransport, headers: s.cfg.Headers}
+	l := newListBytes()
+	rt := &httpRecorder{base: http.DefaultTransport, headers: s.cfg.Headers, lists: l}
 	t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: rt}}
 	if h != nil {
 		t.OAuthHandler = h
 	}
-	return transport{Transport: t, transient: rt.transient}
+	return transport{Transport: t, transient: rt.transient, lists: l}
 }
 
 // httpRecorder adds the configured headers to every request and remembers
-// how the last one went, so a failed connection can be classified.
+// how the last one went, so a failed connection can be classified. It
+// reads the requests and answers through lists (listhttp.go).
 type httpRecorder struct {
 	base    http.RoundTripper
 	headers map[string]string
+	lists   *listBytes
 
 	mu     sync.Mutex
 	status int   // of the last response
@@ -157,6 +160,9 @@ func (h *httpRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set(k, v)
 		}
 	}
+	if h.lists != nil {
+		h.lists.noteRequest(req)
+	}
 	resp, err := h.base.RoundTrip(req)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -167,6 +173,9 @@ func (h *httpRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	h.status, h.netErr = resp.StatusCode, nil
+	if h.lists != nil {
+		resp = h.lists.readAnswer(resp)
+	}
 	return resp, nil
 }
 

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -330,6 +333,25 @@ func TestListBytesRegisterAsTheSDK(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("definitions differ (-SDK +listBytes):\n%s", diff)
 	}
+	// Over HTTP, answered as JSON and as events.
+	for _, asJSON := range []bool{true, false} {
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: asJSON})
+		hs := httptest.NewServer(h)
+		f := newFixture(t, ServerConfig{Name: "all", Type: "http", URL: hs.URL})
+		f.m.Start(f.ctx())
+		f.waitAll()
+		got := make(map[string]string)
+		for _, tl := range f.reg.Tools() {
+			b, _ := json.Marshal(tl.Annotations)
+			got[tl.Name] = fmt.Sprintf("%s|%s|%s|%s|%s|%v|%s|%s", tl.Title, tl.Description, tl.Parameters, tl.Brief,
+				tl.Exposure, tl.StartInactive, b, tl.Origin)
+		}
+		f.m.Close()
+		hs.Close()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("over HTTP (JSON answers: %v), definitions differ (-SDK in memory +listBytes):\n%s", asJSON, diff)
+		}
+	}
 }
 
 // TestListReaderGrowingAnswers: answers whose markers are longer than the
@@ -367,5 +389,68 @@ func TestListReaderGrowingAnswers(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestEventBody: in an event stream, the data of an event with one data
+// line is read through listBytes.received, whatever the line endings and
+// the other fields; events with several data lines, comments and an event
+// too long to hold go on as they were, in order, however the stream is
+// split into reads.
+func TestEventBody(t *testing.T) {
+	answer := `{"jsonrpc":"2.0","id":%d,"result":{"tools":[{"name":"a","inputSchema":{"b":1,"a":2}}]}}`
+	stream := ": a comment\n\n" +
+		"event: message\nid: 1\ndata: " + fmt.Sprintf(answer, 1) + "\n\n" +
+		"event: message\r\ndata:" + fmt.Sprintf(answer, 2) + "\r\nid: 2\r\n\r\n" +
+		"data: " + fmt.Sprintf(answer, 3)[:20] + "\ndata: " + fmt.Sprintf(answer, 3)[20:] + "\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n" +
+		"data: " + fmt.Sprintf(answer, 4)
+	for _, chunk := range []int{1, 7, 1 << 20} {
+		l := newListBytes()
+		for id := 1; id <= 4; id++ {
+			l.sent(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
+		}
+		b := &eventBody{r: io.NopCloser(&chunked{s: stream, n: chunk}), l: l, data: -1}
+		got, err := io.ReadAll(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var markers []string
+		want := stream
+		for _, m := range regexp.MustCompile(`"toolshelf-aside:[0-9a-f]+:[0-9]+"`).FindAllString(string(got), -1) {
+			markers = append(markers, m)
+			want = strings.Replace(want, `{"b":1,"a":2}`, m, 1)
+		}
+		if len(markers) != 2 || string(got) != want {
+			t.Fatalf("chunk %d: read\n%q\nwant\n%q", chunk, got, want)
+		}
+		for _, m := range markers {
+			var v any
+			_ = json.Unmarshal([]byte(m), &v)
+			if a, ok := l.take(v); !ok || string(a.schema) != `{"a":2,"b":1}` {
+				t.Errorf("chunk %d: %s taken as %s, %v", chunk, m, a.schema, ok)
+			}
+		}
+	}
+}
+
+// TestJSONBody: a JSON answer is read through listBytes.received whole;
+// one longer than maxListBody, and a failed read, go on as they were.
+func TestJSONBody(t *testing.T) {
+	l := newListBytes()
+	l.sent([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	body := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{}}]}}`
+	got, err := io.ReadAll(&jsonBody{r: io.NopCloser(strings.NewReader(body)), l: l})
+	if err != nil || !strings.Contains(string(got), `"inputSchema":"toolshelf-aside:`) {
+		t.Fatalf("read %s (%v)", got, err)
+	}
+	long := `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"description":"` + strings.Repeat("x", maxListBody) + `"}]}}`
+	l.sent([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+	if got, err := io.ReadAll(&jsonBody{r: io.NopCloser(strings.NewReader(long)), l: l}); err != nil || string(got) != long {
+		t.Fatalf("a long body read as %d bytes (%v)", len(got), err)
+	}
+	failing := io.MultiReader(strings.NewReader(body[:10]), errReader{io.ErrUnexpectedEOF})
+	if got, err := io.ReadAll(&jsonBody{r: io.NopCloser(failing), l: l}); err != io.ErrUnexpectedEOF || string(got) != body[:10] {
+		t.Fatalf("a failed body read as %q (%v)", got, err)
 	}
 }
