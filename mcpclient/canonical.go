@@ -18,8 +18,10 @@ import (
 // to the SDK, which reads them as it always did.
 
 // maxCanonicalDepth bounds the nesting canonical writes; a deeper schema is
-// left to the SDK.
-const maxCanonicalDepth = 200
+// left to the SDK. Each object is written once more where its keys go in
+// order, so the work on a value is its size times its nesting at most:
+// real schemas nest a few levels, a hostile one no more than this.
+const maxCanonicalDepth = 64
 
 // appendString appends s encoded as marshal encodes a string: HTML-safe,
 // with U+2028 and U+2029 escaped. s is valid UTF-8.
