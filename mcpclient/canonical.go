@@ -64,7 +64,7 @@ func appendString(out []byte, s string) []byte {
 	return append(out, '"')
 }
 
-// span is one Member of an object appendCanonical writes: its key
+// span is one member of an object appendCanonical writes: its key
 // (decoded; of b when plain) and its value's canonical bytes in out.
 type span struct {
 	key        []byte
@@ -73,7 +73,7 @@ type span struct {
 }
 
 // canonicalWriter holds what appendCanonical reuses: a stack of the
-// Members of the objects it is in, and a buffer to put an object's Members
+// members of the objects it is in, and a buffer to put an object's members
 // in order.
 type canonicalWriter struct {
 	spans   []span
@@ -83,7 +83,7 @@ type canonicalWriter struct {
 // appendCanonical appends the canonical form of the valid value at b[i]
 // and returns the index after it; ok is false when the value nests deeper
 // than depth, holds a number outside float64's range or a lone surrogate
-// escape. An object's Member values are written in the order read, then
+// escape. An object's member values are written in the order read, then
 // put in key order with their keys.
 func (w *canonicalWriter) appendCanonical(out, b []byte, i, depth int) (_ []byte, end int, ok bool) {
 	switch c := b[i]; {

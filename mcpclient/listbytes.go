@@ -18,14 +18,15 @@ import (
 // The SDK decodes a tools/list answer's schemas into maps, which
 // rawToolSchemas encodes again; at shelf scale that is most of a start's
 // time and garbage, and the SDK's read buffer, which lasts as long as the
-// connection, grows to the answer's size. Over a byte stream (stdio, in
-// memory) a listBytes reads the answers to this client's tools/list
-// requests before the SDK does and puts each tool's schemas aside, already
-// in the form marshal would give them (canonical), and its description,
-// decoded, leaving in their place a marker string that rawToolSchemas
-// swaps back. A schema with an x-mcp-header annotation, which the SDK
-// reads, and anything the strict reader is unsure of stay in the answer as
-// they were, for the SDK to read as it always did.
+// connection, grows to the answer's size. A listBytes reads the answers to
+// this client's tools/list requests before the SDK does (over stdio and in
+// memory through a listReader, over HTTP as listhttp.go says). It puts
+// each tool's schemas aside, already in the form marshal would give them
+// (canonical), and its description, decoded, leaving in their place a
+// marker string that rawToolSchemas swaps back. A schema with an
+// x-mcp-header annotation, which the SDK reads, and anything the strict
+// reader is unsure of stay in the answer as they were, for the SDK to read
+// as it always did.
 
 // maxPending bounds the tools/list requests a listBytes awaits the answer
 // of; beyond it, answers are left to the SDK.
