@@ -2,10 +2,8 @@ package mcpclient
 
 import (
 	"bytes"
-	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/toolshelf/toolshelf/internal/jsonscan"
 )
@@ -23,45 +21,15 @@ import (
 // real schemas nest a few levels, a hostile one no more than this.
 const maxCanonicalDepth = 64
 
-// appendString appends s encoded as marshal encodes a string: HTML-safe,
-// with U+2028 and U+2029 escaped. s is valid UTF-8.
-func appendString(out []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	out = append(out, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if r == '\u2028' || r == '\u2029' {
-				out = append(out, `\u202`...)
-				out = append(out, hex[r&0xf])
-			} else {
-				out = append(out, s[i:i+n]...)
-			}
-			i += n
-			continue
-		}
-		switch {
-		case c == '"' || c == '\\':
-			out = append(out, '\\', c)
-		case c == '\n':
-			out = append(out, `\n`...)
-		case c == '\r':
-			out = append(out, `\r`...)
-		case c == '\t':
-			out = append(out, `\t`...)
-		case c == '\b':
-			out = append(out, `\b`...)
-		case c == '\f':
-			out = append(out, `\f`...)
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			out = append(out, c)
-		}
-		i++
+// appendMarshal appends marshal's encoding of v, a string or a number
+// whose bytes canonical cannot copy: it is always the SDK's library that
+// writes what is not copied.
+func appendMarshal(out []byte, v any) ([]byte, bool) {
+	b, err := marshal(v)
+	if err != nil {
+		return out, false
 	}
-	return append(out, '"')
+	return append(out, b...), true
 }
 
 // span is one member of an object appendCanonical writes: its key
@@ -135,8 +103,8 @@ func (w *canonicalWriter) appendCanonical(out, b []byte, i, depth int) (_ []byte
 				out = append(out, '"')
 				out = append(out, m.key...)
 				out = append(out, '"')
-			} else {
-				out = appendString(out, string(m.key))
+			} else if out, ok = appendMarshal(out, string(m.key)); !ok {
+				return out, 0, false
 			}
 			out = append(out, ':')
 			out = append(out, w.scratch[m.start-start:m.end-start]...)
@@ -170,7 +138,8 @@ func (w *canonicalWriter) appendCanonical(out, b []byte, i, depth int) (_ []byte
 		if !ok {
 			return out, 0, false
 		}
-		return appendString(out, s), end, true
+		out, ok = appendMarshal(out, s)
+		return out, end, ok
 	case c == '-' || (c >= '0' && c <= '9'):
 		end, plain, _ := jsonscan.ScanNumber(b, i)
 		if plain {
@@ -180,28 +149,12 @@ func (w *canonicalWriter) appendCanonical(out, b []byte, i, depth int) (_ []byte
 		if err != nil {
 			return out, 0, false
 		}
-		return appendFloat(out, f), end, true
+		out, ok = appendMarshal(out, f)
+		return out, end, ok
 	case c == 'f':
 		return append(out, "false"...), i + 5, true
 	}
 	return append(out, b[i:i+4]...), i + 4, true // true, null
-}
-
-// appendFloat appends f as encoding/json encodes a float64.
-func appendFloat(out []byte, f float64) []byte {
-	format := byte('f')
-	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
-		format = 'e'
-	}
-	out = strconv.AppendFloat(out, f, format, -1, 64)
-	if format == 'e' {
-		// 1e-07 becomes 1e-7.
-		if n := len(out); n >= 4 && out[n-4] == 'e' && out[n-3] == '-' && out[n-2] == '0' {
-			out[n-2] = out[n-1]
-			out = out[:n-1]
-		}
-	}
-	return out
 }
 
 // canonical returns the canonical form of one JSON value, or ok false when
