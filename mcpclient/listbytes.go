@@ -292,13 +292,9 @@ func hasAnnotation(c []byte) bool {
 // longer than limit (the SDK's frame limit), or a stream that is not a
 // sequence of objects and arrays, goes through as it is.
 type listReader struct {
-	r     io.ReadCloser
-	l     *listBytes
-	limit int
-
-	in  []byte // read and not yet framed: the current value's start on
-	out []byte // ready for the SDK
-	err error
+	rewriter // in holds what is not framed yet: the current value's start on
+	l        *listBytes
+	limit    int
 
 	scanned      int  // in[:scanned] is scanned
 	depth        int  // of the current value at in[scanned]
@@ -309,42 +305,64 @@ type listReader struct {
 
 // newListReader returns r read through l.
 func newListReader(r io.ReadCloser, l *listBytes) *listReader {
-	return &listReader{r: r, l: l, limit: mcp.DefaultMaxLineLength}
+	return &listReader{rewriter: rewriter{r: r}, l: l, limit: mcp.DefaultMaxLineLength}
 }
 
 // Read hands the SDK the next bytes.
-func (lr *listReader) Read(p []byte) (int, error) {
-	for len(lr.out) == 0 {
-		if lr.err != nil {
-			return 0, lr.err
+func (lr *listReader) Read(p []byte) (int, error) { return lr.read(p, lr.frame) }
+
+// rewriter is what a listReader and an eventBody share: bytes read from r
+// into in, which their framing moves to out, rewritten or not, to be
+// handed on.
+type rewriter struct {
+	r   io.ReadCloser
+	in  []byte // read and not moved to out yet
+	out []byte // ready to hand on
+	err error
+}
+
+// read hands on the next bytes of out. When out is empty it calls frame,
+// which moves what it can of in to out, and reads more when frame moved
+// nothing. Once r fails or ends, what is left of in goes as it is.
+func (w *rewriter) read(p []byte, frame func()) (int, error) {
+	for len(w.out) == 0 {
+		if w.err != nil {
+			return 0, w.err
 		}
-		lr.frame()
-		if len(lr.out) > 0 {
+		frame()
+		if len(w.out) > 0 {
 			break
 		}
-		if cap(lr.in)-len(lr.in) < 4096 {
+		if cap(w.in)-len(w.in) < 4096 {
 			// Doubling: a listing's answer can be megabytes.
-			lr.in = slices.Grow(lr.in, max(32<<10, cap(lr.in)))
+			w.in = slices.Grow(w.in, max(32<<10, cap(w.in)))
 		}
-		n, err := lr.r.Read(lr.in[len(lr.in):cap(lr.in)])
-		lr.in = lr.in[:len(lr.in)+n]
+		n, err := w.r.Read(w.in[len(w.in):cap(w.in)])
+		w.in = w.in[:len(w.in)+n]
 		if err != nil {
-			lr.err = err
-			lr.out, lr.in = lr.in, nil // what is left goes as it is
+			w.err = err
+			w.out, w.in = w.in, nil
 		}
 	}
-	n := copy(p, lr.out)
-	lr.out = lr.out[n:]
-	if len(lr.out) == 0 {
-		lr.out = nil
+	n := copy(p, w.out)
+	w.out = w.out[n:]
+	if len(w.out) == 0 {
+		w.out = nil
 	}
 	return n, nil
 }
 
-// frame scans what was read: white space between values, values that went
+// Close closes r.
+func (w *rewriter) Close() error { return w.r.Close() }
+
+// frame scans what was read: white space between values, values that go
 // through and whole values go to out.
 func (lr *listReader) frame() {
-	if lr.raw || lr.through {
+	if lr.raw {
+		lr.out, lr.in = lr.in, nil
+		return
+	}
+	if lr.through {
 		lr.scan()
 		lr.out = lr.in[:lr.scanned:lr.scanned]
 		lr.consume(lr.scanned)
@@ -433,9 +451,6 @@ func (lr *listReader) consume(n int) {
 	}
 	lr.scanned = 0
 }
-
-// Close closes the stream.
-func (lr *listReader) Close() error { return lr.r.Close() }
 
 // listWriter is the client's end of a byte stream as the SDK writes to it;
 // each write (the SDK writes one message a time) goes to listBytes.sent

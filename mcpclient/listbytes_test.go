@@ -411,7 +411,7 @@ func TestEventBody(t *testing.T) {
 		for id := 1; id <= 4; id++ {
 			l.sent(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
 		}
-		b := &eventBody{r: io.NopCloser(&chunked{s: stream, n: chunk}), l: l, data: -1}
+		b := &eventBody{rewriter: rewriter{r: io.NopCloser(&chunked{s: stream, n: chunk})}, l: l}
 		got, err := io.ReadAll(b)
 		if err != nil {
 			t.Fatal(err)

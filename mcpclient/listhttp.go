@@ -47,7 +47,7 @@ func (l *listBytes) readAnswer(resp *http.Response) *http.Response {
 	case "application/json":
 		resp.Body = &jsonBody{r: resp.Body, l: l}
 	case "text/event-stream":
-		resp.Body = &eventBody{r: resp.Body, l: l, data: -1}
+		resp.Body = &eventBody{rewriter: rewriter{r: resp.Body}, l: l}
 	}
 	return resp
 }
@@ -87,13 +87,9 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // eventBody is an event stream's body: each event, once its blank line
 // is read, goes on with its data rewritten when it has one data line.
 type eventBody struct {
-	r   io.ReadCloser
-	l   *listBytes
-	in  []byte // read and not yet gone on: the current event's lines, then what follows
-	out []byte
-	buf []byte // for reads
-	err error
-	raw bool // an event was too long: the rest goes through as it is
+	rewriter // in holds the current event's lines, then what follows
+	l        *listBytes
+	raw      bool // an event was too long: the rest goes through as it is
 
 	// Of the event at the start of in: where its first line not read yet
 	// starts, how many data lines it has and where the last one starts.
@@ -101,32 +97,7 @@ type eventBody struct {
 }
 
 // Read reads the stream.
-func (b *eventBody) Read(p []byte) (int, error) {
-	for len(b.out) == 0 {
-		if b.err != nil {
-			return 0, b.err
-		}
-		b.events()
-		if len(b.out) > 0 {
-			break
-		}
-		if b.buf == nil {
-			b.buf = make([]byte, 32<<10)
-		}
-		n, err := b.r.Read(b.buf)
-		b.in = append(b.in, b.buf[:n]...)
-		if err != nil {
-			b.err = err
-			b.out, b.in = append(b.out, b.in...), nil
-		}
-	}
-	n := copy(p, b.out)
-	b.out = b.out[n:]
-	if len(b.out) == 0 {
-		b.out = nil
-	}
-	return n, nil
-}
+func (b *eventBody) Read(p []byte) (int, error) { return b.read(p, b.events) }
 
 // events moves the whole events of in to out.
 func (b *eventBody) events() {
@@ -212,6 +183,3 @@ func (b *eventBody) rewrite(event []byte, data int) []byte {
 	out = append(out, got...)
 	return append(out, event[payload+len(value):]...)
 }
-
-// Close closes the stream.
-func (b *eventBody) Close() error { return b.r.Close() }
