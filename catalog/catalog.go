@@ -251,14 +251,14 @@ func checkName(name string) error {
 // inputSchema checks and completes an input schema: compacted, an object
 // schema (withObjectDefaults), the empty one when v is absent or null.
 func inputSchema(v json.RawMessage) (json.RawMessage, error) {
-	s, err := schema(v, "inputSchema")
+	s, scanned, err := compactSchema(v, "inputSchema")
 	if err != nil {
 		return nil, err
 	}
 	if s == nil {
 		return json.RawMessage(`{"type":"object","properties":{}}`), nil
 	}
-	return withObjectDefaults(s)
+	return objectDefaults(s, scanned)
 }
 
 // parseTools names s when it has no name, checks the name, and adds its n
@@ -360,25 +360,32 @@ func stringField(obj map[string]json.RawMessage, key string) (string, error) {
 
 // schema checks that v, when present, is a JSON object and compacts it.
 func schema(v json.RawMessage, key string) (json.RawMessage, error) {
+	s, _, err := compactSchema(v, key)
+	return s, err
+}
+
+// compactSchema is schema, and reports whether jsonscan read the schema
+// (valid, compact already, as a listing's schemas are), which it then
+// copies instead of compacting: the copy holds on to none of what v is
+// part of.
+func compactSchema(v json.RawMessage, key string) (_ json.RawMessage, scanned bool, _ error) {
 	if v == nil || string(v) == "null" {
-		return nil, nil
+		return nil, false, nil
 	}
 	if end, ok := jsonscan.ScanValue(v, 0, maxScanDepth); ok && end == len(v) && !jsonscan.HasSpace(v) {
-		// Compact already, as a listing's schemas are: a copy, which
-		// holds on to none of what v is part of.
 		if v[0] != '{' {
-			return nil, fmt.Errorf("%q must be a JSON Schema object", key)
+			return nil, false, fmt.Errorf("%q must be a JSON Schema object", key)
 		}
-		return bytes.Clone(v), nil
+		return bytes.Clone(v), true, nil
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, v); err != nil {
-		return nil, fmt.Errorf("%q: %v", key, err)
+		return nil, false, fmt.Errorf("%q: %v", key, err)
 	}
 	if buf.Bytes()[0] != '{' {
-		return nil, fmt.Errorf("%q must be a JSON Schema object", key)
+		return nil, false, fmt.Errorf("%q must be a JSON Schema object", key)
 	}
-	return json.RawMessage(buf.Bytes()), nil
+	return json.RawMessage(buf.Bytes()), false, nil
 }
 
 // maxScanDepth bounds the nesting the fast paths of schema and
@@ -393,8 +400,12 @@ const maxScanDepth = 1000
 // what that does not read it decodes with segmentio/encoding, which reads
 // a listing's schemas in about a third of encoding/json's time, and
 // reports a malformed s in encoding/json's words.
-func withObjectDefaults(s json.RawMessage) (json.RawMessage, error) {
-	typ, hasType, hasProperties, empty, ok := topLevel(s)
+func withObjectDefaults(s json.RawMessage) (json.RawMessage, error) { return objectDefaults(s, false) }
+
+// objectDefaults is withObjectDefaults of s; scanned says that jsonscan
+// found s valid already (compactSchema), so it is not read twice.
+func objectDefaults(s json.RawMessage, scanned bool) (json.RawMessage, error) {
+	typ, hasType, hasProperties, empty, ok := topLevel(s, scanned)
 	if !ok {
 		var top map[string]json.RawMessage
 		if segjson.Unmarshal(s, &top) != nil {
@@ -434,10 +445,15 @@ func withObjectDefaults(s json.RawMessage) (json.RawMessage, error) {
 // would (of equal keys, the last one's value): its "type" value, whether it
 // has "type" and "properties", and whether it has no member. It is ok false
 // when jsonscan does not read s (invalid, deeper than maxScanDepth, not an
-// object, a key it cannot decode).
-func topLevel(s []byte) (typ []byte, hasType, hasProperties, empty, ok bool) {
-	end, valid := jsonscan.ScanValue(s, 0, maxScanDepth)
-	if !valid || end != len(s) || s[0] != '{' {
+// object, a key it cannot decode). Scanned says jsonscan found s valid.
+func topLevel(s []byte, scanned bool) (typ []byte, hasType, hasProperties, empty, ok bool) {
+	if !scanned {
+		end, valid := jsonscan.ScanValue(s, 0, maxScanDepth)
+		if !valid || end != len(s) {
+			return nil, false, false, false, false
+		}
+	}
+	if s[0] != '{' {
 		return nil, false, false, false, false
 	}
 	ms, ok := jsonscan.Members(s, 0, make([]jsonscan.Member, 0, 8))

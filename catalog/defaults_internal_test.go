@@ -79,15 +79,28 @@ func TestObjectDefaultsDecoder(t *testing.T) {
 		`{"é":1,"type":"object"}`, `{"type":"object"`, `{"type":}`, `{"a":1}x`, `{"a":"\ud800"}`,
 		`{"\ud800":1,"type":"object"}`, "{\"\xff\":1}", "{\"type\":\"object\",\"d\":\"\xff\"}", ` {"a":1}`,
 		`{"a":`+strings.Repeat("[", 1001)+strings.Repeat("]", 1001)+`}`, `{"type":"object","type":"object","properties":{},"properties":1}`)
+	scanned := 0
 	for _, s := range schemas {
 		want, wantErr := objectDefaultsByEncodingJSON(json.RawMessage(s))
 		got, gotErr := withObjectDefaults(json.RawMessage(s))
 		if string(want) != string(got) || fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
 			t.Errorf("withObjectDefaults(%s) = %s, %v; encoding/json gives %s, %v", s, got, gotErr, want, wantErr)
 		}
+		// As inputSchema reads a compact schema that compactSchema scanned.
+		var compact bytes.Buffer
+		if json.Compact(&compact, []byte(s)) != nil {
+			continue
+		}
+		if c, ok, _ := compactSchema(compact.Bytes(), "inputSchema"); ok {
+			scanned++
+			want, wantErr := objectDefaultsByEncodingJSON(c)
+			if got, gotErr := objectDefaults(c, true); string(want) != string(got) || fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+				t.Errorf("objectDefaults(%s, scanned) = %s, %v; encoding/json gives %s, %v", c, got, gotErr, want, wantErr)
+			}
+		}
 	}
-	if len(schemas) < 1000 {
-		t.Fatalf("only %d schemas", len(schemas))
+	if len(schemas) < 1000 || scanned < 1000 {
+		t.Fatalf("only %d schemas, %d of them scanned", len(schemas), scanned)
 	}
 }
 
