@@ -74,7 +74,7 @@ type BM25F struct {
 	exact     slotLists // normalised names → slots, for hints
 	nameWords slotLists // words of normalised names → slots, for hints
 	shortKeys slotLists // normalised names without server prefix → slots, for hints
-	ids       []int32   // ids[s] == s, for every slot: the lists of one slot (slotLists)
+	ids       []int32   // ids[s] == s, for every slot: the one-slot lists of slotLists
 	// nameTerms holds, by slot, the number of distinct words of the tool's
 	// own name (at most 255), which the name factor reads for every scored
 	// document: apart from docs, so that the pass touches little memory.
@@ -172,17 +172,15 @@ func newBM25F(o Options, p Params, fitOff Factor) (*BM25F, error) {
 		aliases = nil
 	}
 	r := &BM25F{
-		off:       off,
-		params:    p,
-		weight:    p.fields(),
-		an:        an,
-		syn:       buildSynonyms(an, groups, aliases),
-		idx:       newPostings(),
-		exact:     newSlotLists(),
-		nameWords: newSlotLists(),
-		shortKeys: newSlotLists(),
-		families:  make(map[string][]string),
+		off:      off,
+		params:   p,
+		weight:   p.fields(),
+		an:       an,
+		syn:      buildSynonyms(an, groups, aliases),
+		idx:      newPostings(),
+		families: make(map[string][]string),
 	}
+	r.exact, r.nameWords, r.shortKeys = newSlotLists(&r.ids), newSlotLists(&r.ids), newSlotLists(&r.ids)
 	return r, nil
 }
 
@@ -495,7 +493,7 @@ func (r *BM25F) searchParsed(q Query, pq parsedQuery) Result {
 	var exact []int32
 	var loaded []string
 	if pq.exactKey != "" {
-		for _, slot := range r.exact.get(pq.exactKey, r.ids) {
+		for _, slot := range r.exact.get(pq.exactKey) {
 			if c.mask[slot] {
 				loaded = append(loaded, r.idx.slots[slot].name)
 			} else {
@@ -538,7 +536,7 @@ func (r *BM25F) selectHits(names []string, c *candidates) Result {
 	h := &Hint{}
 	for _, name := range names {
 		found := false
-		for _, slot := range r.exact.get(normName(name), r.ids) {
+		for _, slot := range r.exact.get(normName(name)) {
 			n := r.idx.slots[slot].name
 			if c.mask[slot] {
 				if !slices.Contains(h.Loaded, n) {

@@ -77,15 +77,15 @@ func postingsState(p *postings) indexState {
 
 func bm25fState(r *BM25F) indexState {
 	s := postingsState(r.idx)
-	s.Docs, s.Exact, s.NameWords, s.ShortKeys = r.docs, asMap(r.exact, r.ids), asMap(r.nameWords, r.ids), asMap(r.shortKeys, r.ids)
+	s.Docs, s.Exact, s.NameWords, s.ShortKeys = r.docs, asMap(r.exact), asMap(r.nameWords), asMap(r.shortKeys)
 	s.NameTerms, s.Families, s.Wlen = r.nameTerms, r.families, r.wlen
 	return s
 }
 
 // asMap returns the lists of m as a map of slices.
-func asMap(m slotLists, ids []int32) map[string][]int32 {
+func asMap(m slotLists) map[string][]int32 {
 	out := make(map[string][]int32)
-	for k, slots := range m.all(ids) {
+	for k, slots := range m.all() {
 		out[k] = slots
 	}
 	return out

@@ -33,7 +33,7 @@ func (r *BM25F) Explain(q Query, name string) string {
 		return nil
 	}
 	var b strings.Builder
-	if pq.selectNames != nil || (pq.exactKey != "" && slices.Contains(r.exact.get(pq.exactKey, r.ids), slot)) {
+	if pq.selectNames != nil || (pq.exactKey != "" && slices.Contains(r.exact.get(pq.exactKey), slot)) {
 		fmt.Fprintf(&b, "%s matches the query's tool name exactly and is listed first\n", name)
 		if pq.selectNames != nil {
 			return b.String()

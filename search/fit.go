@@ -69,7 +69,7 @@ const paramFactors = FactorNameField | FactorLead | FactorServerName | FactorPar
 // not be changed while it is used.
 func (r *BM25F) withParams(p Params) *BM25F {
 	c := &BM25F{off: r.off, params: p, weight: p.fields(), an: r.an, syn: r.syn, idx: r.idx, docs: r.docs,
-		exact: r.exact, nameWords: r.nameWords, shortKeys: r.shortKeys, ids: r.ids, nameTerms: r.nameTerms, families: r.families}
+		exact: r.exact, nameWords: r.nameWords, shortKeys: r.shortKeys, nameTerms: r.nameTerms, families: r.families}
 	c.wlen = make([]float32, len(r.wlen))
 	for slot := range c.wlen {
 		c.wlen[slot] = float32(c.weightedLen(int32(slot)))

@@ -77,7 +77,7 @@ func (r *BM25F) nearest(probes []string, c *candidates) []string {
 			return
 		}
 		maxDist := n / 2
-		for key, slots := range vocab.all(r.ids) {
+		for key, slots := range vocab.all() {
 			if d := utf8.RuneCountInString(key) - n; d > maxDist || -d > maxDist {
 				continue
 			}

@@ -8,24 +8,30 @@ import (
 // slotLists maps keys (normalised names, name words) to the slots of the
 // documents that have them, in the order they were added. Most keys name
 // one document: such a key holds its slot alone, without a slice of its
-// own, and reads as the one-slot piece of the identity list ids
-// (ids[s] == s), which the ranker keeps as long as its slots.
+// own, and reads as the one-slot piece of the identity list *ids
+// ((*ids)[s] == s), which the ranker keeps as long as its slots.
 type slotLists struct {
 	one  map[string]int32
 	many map[string][]int32
+	ids  *[]int32
 }
 
-func newSlotLists() slotLists {
-	return slotLists{one: make(map[string]int32), many: make(map[string][]int32)}
+// newSlotLists returns empty lists that read their one-slot lists from
+// *ids.
+func newSlotLists(ids *[]int32) slotLists {
+	return slotLists{one: make(map[string]int32), many: make(map[string][]int32), ids: ids}
 }
 
 // get returns k's slots; the result must not be changed.
-func (m slotLists) get(k string, ids []int32) []int32 {
+func (m slotLists) get(k string) []int32 {
 	if s, ok := m.one[k]; ok {
-		return ids[s : s+1 : s+1]
+		return m.alone(s)
 	}
 	return m.many[k]
 }
+
+// alone returns the list of slot s alone.
+func (m slotLists) alone(s int32) []int32 { return (*m.ids)[s : s+1 : s+1] }
 
 // add appends slot to k's slots.
 func (m slotLists) add(k string, slot int32) {
@@ -62,10 +68,10 @@ func (m slotLists) drop(k string, slot int32) {
 }
 
 // all yields every key with its slots (as get gives them), in no order.
-func (m slotLists) all(ids []int32) iter.Seq2[string, []int32] {
+func (m slotLists) all() iter.Seq2[string, []int32] {
 	return func(yield func(string, []int32) bool) {
 		for k, s := range m.one {
-			if !yield(k, ids[s:s+1:s+1]) {
+			if !yield(k, m.alone(s)) {
 				return
 			}
 		}

@@ -9,8 +9,8 @@ import (
 // TestSlotLists: adds and drops keep every key's slots as a map of
 // slices does, in the order added, whether a key has one slot or many.
 func TestSlotLists(t *testing.T) {
-	m, want := newSlotLists(), map[string][]int32{}
 	ids := []int32{0, 1, 2, 3, 4, 5}
+	m, want := newSlotLists(&ids), map[string][]int32{}
 	steps := []struct {
 		add  bool
 		key  string
@@ -32,10 +32,10 @@ func TestSlotLists(t *testing.T) {
 			}
 		}
 		got := map[string][]int32{}
-		for k, slots := range m.all(ids) {
+		for k, slots := range m.all() {
 			got[k] = slices.Clone(slots)
-			if !slices.Equal(m.get(k, ids), slots) {
-				t.Fatalf("step %d: get(%q) = %v, all gives %v", i, k, m.get(k, ids), slots)
+			if !slices.Equal(m.get(k), slots) {
+				t.Fatalf("step %d: get(%q) = %v, all gives %v", i, k, m.get(k), slots)
 			}
 		}
 		if !maps.EqualFunc(got, want, slices.Equal) {
@@ -45,7 +45,7 @@ func TestSlotLists(t *testing.T) {
 			t.Fatalf("step %d: %d keys held, want %d", i, len(m.one)+len(m.many), len(want))
 		}
 	}
-	if m.get("missing", ids) != nil {
+	if m.get("missing") != nil {
 		t.Fatal("a missing key has slots")
 	}
 }
