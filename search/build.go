@@ -34,7 +34,6 @@ const maxWordCache = 1 << 17
 type localPosting struct {
 	term int32 // the worker's id of the term
 	tf   [maxFields]uint8
-	in   uint8
 }
 
 // docAnalysis is one analysed document.
@@ -117,7 +116,6 @@ func (w *termWorker) occur(id int32) {
 	}
 	if p := &w.res.posts[w.start+int(i)]; p.tf[w.field] < maxTF {
 		p.tf[w.field]++
-		p.in |= 1 << w.field
 	}
 }
 

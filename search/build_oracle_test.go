@@ -181,7 +181,6 @@ func (p *postings) oracleAdd(name string, fields [][]string, newTerm func(string
 			}
 			if pp := &ps[i]; pp.tf[f] < maxTF {
 				pp.tf[f]++
-				pp.in |= 1 << f
 			}
 		}
 	}

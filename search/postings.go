@@ -18,9 +18,6 @@ const maxTF = 0xFF
 type posting struct {
 	slot int32
 	tf   [maxFields]uint8
-	// in has bit f set when tf[f] > 0, so that scoring visits only the
-	// fields the term is in (it fits in the struct's padding).
-	in uint8
 }
 
 // docSlot is one indexed document.
@@ -89,7 +86,7 @@ func (p *postings) addAnalysed(name string, lens [maxFields]uint32, posts []loca
 	}
 	for i, lp := range posts {
 		d.terms[i] = lp.term
-		p.insert(lp.term, posting{slot: slot, tf: lp.tf, in: lp.in})
+		p.insert(lp.term, posting{slot: slot, tf: lp.tf})
 	}
 	slices.Sort(d.terms)
 	p.live++

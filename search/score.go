@@ -689,16 +689,21 @@ func (r *BM25F) normsFor(c *candidates) *norms {
 }
 
 // tfw is BM25F's pseudo term frequency of a posting: the field
-// frequencies times the fields' weights, summed in field order over the
-// fields the term is in (most terms are in one or two of them).
+// frequencies times the fields' weights, summed in field order. Most terms
+// are in one or two fields; the others add zero, which leaves the sum as
+// it is, and summing all six costs less than a branch on each.
 func (r *BM25F) tfw(p *posting) float64 {
-	var tfw float64
-	for in := p.in; in != 0; in &= in - 1 {
-		f := bits.TrailingZeros8(in)
-		tfw += r.weight[f] * float64(p.tf[f])
-	}
-	return tfw
+	w, tf := &r.weight, &p.tf
+	return w[0]*float64(tf[0]) + w[1]*float64(tf[1]) + w[2]*float64(tf[2]) +
+		w[3]*float64(tf[3]) + w[4]*float64(tf[4]) + w[5]*float64(tf[5])
 }
+
+// tfw names each of maxFields fields: these fail to compile unless there
+// are six.
+var (
+	_ [maxFields - 6]struct{}
+	_ [6 - maxFields]struct{}
+)
 
 // saturate turns a term's weighted frequency in a document of weighted
 // length wlen into its score.
