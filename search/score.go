@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // How the toolshelf ranker scores a query. A document's score is the sum,
@@ -25,13 +26,24 @@ import (
 // document that has none of the other (essential) slots' terms cannot
 // enter. So a window scores only the documents of its essential lists, and
 // reads the non-essential lists only at those documents (MaxScore, Turtle
-// and Flood 1995). When a query has a required word, the documents of one
+// and Flood 1995). It first scores the essential lists alone and keeps
+// only the documents whose partial score, plus the non-essential slots'
+// bounds, times the largest name factor they can have, reaches the worst
+// kept (filter). When a query has a required word, the documents of one
 // required slot's lists are the only ones that can score.
 //
 // A query with many postings is scored on several processors, each taking
 // a range of windows and keeping its own k best, which are then merged.
 // The ranking is the one scoring every posting on one processor gives, to
 // the last bit (TestPrunedRankingIsExhaustive).
+
+// filteredWindows counts the windows filter has scored, for the tests.
+var filteredWindows atomic.Int64
+
+// filterRetry is how much the worst kept score must grow, after a window
+// whose filter left more than half of its documents, before the next
+// window is filtered.
+const filterRetry = 1.1
 
 // scoreWindow is how many consecutive slots are scored together.
 const scoreWindow = 4096
@@ -104,7 +116,14 @@ type window struct {
 	gather []posting   // non-essential lists' postings at marked documents
 	ess    []bool      // by slot: essential
 	nonEss int         // how many of byBound's first slots are not
-	top    topSet
+	// filtering reports whether a pruned window first scores its
+	// essential lists alone, to pass over the documents they leave
+	// below the worst kept (filter).
+	filtering bool
+	// filterFrom is the worst kept score from which filtering is tried
+	// again, after it left too many documents.
+	filterFrom float64
+	top        topSet
 }
 
 // windows recycles workers' states.
@@ -264,6 +283,10 @@ func (w *window) run(q *scoreQuery, from, to int32) {
 		w.ess = append(w.ess, q.drive < 0 || si == q.drive)
 	}
 	w.nonEss = 0
+	// Filtering reads the slots' name bits as their own, which the
+	// slots from the 64th on share.
+	w.filtering = q.canPrune && q.required == 0 && len(q.plans) < 64
+	w.filterFrom = 0
 	pruning := q.drive >= 0
 	for lo := from; lo < to; lo += scoreWindow {
 		hi := min(lo+scoreWindow, to)
@@ -408,6 +431,10 @@ func (w *window) segments(q *scoreQuery, lo, hi int32, pruning bool) bool {
 			w.mark[o>>6] |= 1 << (o & 63)
 		}
 	}
+	w.gather = w.gather[:0]
+	if w.filtering && w.top.h[0].score >= w.filterFrom && !w.filter(q, lo) {
+		return false
+	}
 	w.marked = w.marked[:0]
 	for i, m := range w.mark {
 		for ; m != 0; m &= m - 1 {
@@ -417,7 +444,6 @@ func (w *window) segments(q *scoreQuery, lo, hi int32, pruning bool) bool {
 	if len(w.marked) == 0 {
 		return false
 	}
-	w.gather = w.gather[:0]
 	for l, list := range q.lists {
 		if w.ess[q.listSlot[l]] {
 			continue
@@ -440,17 +466,104 @@ func (w *window) segments(q *scoreQuery, lo, hi int32, pruning bool) bool {
 				}
 			}
 		} else {
-			for i := range part {
-				o := part[i].slot - lo
-				if w.mark[o>>6]&(1<<(o&63)) != 0 {
-					w.gather = append(w.gather, part[i])
-				}
-			}
+			w.gatherMarked(part, lo)
 		}
 		w.segs[l] = w.gather[from:len(w.gather):len(w.gather)]
 	}
 	clear(w.mark[:])
 	return true
+}
+
+// filter scores the window's essential lists alone, then leaves marked
+// only the documents whose partial score, plus the bounds of the
+// non-essential slots, times the largest name factor, can reach the worst
+// kept; the essential lists keep only those documents' postings. It
+// reports whether any document is left. The documents it keeps have
+// their essential postings scored twice, so after a window where it keeps
+// more than half of them, it waits for the worst kept to grow by
+// filterRetry.
+func (w *window) filter(q *scoreQuery, lo int32) bool {
+	filteredWindows.Add(1)
+	for l := range q.lists {
+		if !w.ess[q.listSlot[l]] {
+			w.segs[l] = nil
+		}
+	}
+	q.r.scoreWindow(w, q, lo)
+	// A document's name factor is at most 1 + boost × √share, share
+	// being the idf mass of the non-essential slots and of the
+	// essential ones that matched its name.
+	f := &q.f
+	refine := f.scale && f.boost > 0 && f.total > 0
+	rest, restIDF := 0.0, 0.0
+	for _, si := range q.byBound[:w.nonEss] {
+		rest += q.bound[si]
+		restIDF += max(0, f.idf[si])
+	}
+	factor := func(hit uint64) float64 {
+		if !refine {
+			return f.max
+		}
+		share := restIDF
+		for ; hit != 0; hit &= hit - 1 {
+			share += max(0, f.idf[bits.TrailingZeros64(hit)])
+		}
+		return 1 + f.boost*math.Sqrt(min(1, share/f.total*(1+boundMargin)))
+	}
+	unnamed := factor(0)
+	worst := w.top.h[0].score * (1 - boundMargin)
+	clear(w.mark[:])
+	kept := 0
+	for _, o := range w.touched {
+		v := w.score[o]
+		w.score[o] = 0
+		v = (v + rest) * (1 + boundMargin)
+		if v*f.max < worst {
+			continue
+		}
+		most := unnamed
+		if hit := w.name[o]; hit != 0 {
+			most = factor(hit)
+		}
+		if v*most >= worst {
+			w.mark[o>>6] |= 1 << (o & 63)
+			kept++
+		}
+	}
+	for _, o := range w.named {
+		w.name[o] = 0
+	}
+	if 2*kept > len(w.touched) {
+		w.filterFrom = worst * filterRetry
+	}
+	w.touched, w.named = w.touched[:0], w.named[:0]
+	if kept == 0 {
+		return false
+	}
+	for l := range q.lists {
+		if !w.ess[q.listSlot[l]] {
+			continue
+		}
+		from := len(w.gather)
+		w.gatherMarked(w.segs[l], lo)
+		w.segs[l] = w.gather[from:len(w.gather):len(w.gather)]
+	}
+	return true
+}
+
+// gatherMarked appends to w.gather the postings of part, a window's from
+// lo, at marked documents. It writes every posting and moves on past the
+// marked ones only, which costs less than the branch the marks would make
+// unpredictable.
+func (w *window) gatherMarked(part []posting, lo int32) {
+	n := len(w.gather)
+	g := slices.Grow(w.gather, len(part))[:n+len(part)]
+	for i := range part {
+		o := part[i].slot - lo
+		g[n] = part[i]
+		n += int(w.mark[o>>6] >> (o & 63) & 1)
+	}
+	w.gather = g[:n]
 }
 
 // scoreWindow adds the window's documents' scores for every slot, in slot

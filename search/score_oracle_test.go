@@ -277,3 +277,55 @@ func checkListsSorted(tb testing.TB, p *postings) {
 		}
 	}
 }
+
+// TestFilteredRankingIsExhaustive holds the pruned ranking to the oracle
+// on a catalog made for the filter of pruned windows (window.filter): tools
+// whose names and descriptions are drawn from a few words, so that many
+// score alike and the name factor decides which of them enter. A filter
+// that misjudged a tool's partial score, the non-essential slots' bounds or
+// its name factor would drop a tool the oracle ranks.
+func TestFilteredRankingIsExhaustive(t *testing.T) {
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima " +
+		"mike november oscar papa quebec romeo sierra tango")
+	rng := rand.New(rand.NewPCG(11, 3))
+	// zipf draws common words far more often than rare ones.
+	zipf := rand.NewZipf(rng, 1.3, 2, uint64(len(words)-1))
+	pick := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = words[zipf.Uint64()]
+		}
+		return strings.Join(ws, " ")
+	}
+	var docs []Document
+	for i := range 3*scoreWindow + 500 {
+		name := strings.ReplaceAll(pick(1+rng.IntN(3)), " ", "_")
+		docs = append(docs, Document{
+			Name:        fmt.Sprintf("%s_%d", name, i),
+			Description: pick(2 + rng.IntN(12)),
+		})
+	}
+	r, err := NewBM25F(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Add(docs...)
+	before := filteredWindows.Load()
+	for qi := range 300 {
+		text := pick(2 + rng.IntN(5))
+		k := []int{1, 3, 8}[qi%3]
+		pq := r.parseQuery(text)
+		s := r.scr.get(len(r.idx.slots))
+		c := r.idx.candidates(nil, s)
+		want := r.oracleRank(pq.slots, &c, k)
+		got, _ := r.rankSlots(pq.slots, &c, s, k)
+		got = append([]ranked(nil), got...)
+		r.scr.put(s)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q, limit %d: ranked\n%v\nwant\n%v", text, k, got, want)
+		}
+	}
+	if filtered := filteredWindows.Load() - before; filtered < 100 {
+		t.Errorf("the filter ran in %d windows; the catalog tests little", filtered)
+	}
+}
