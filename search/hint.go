@@ -105,22 +105,46 @@ func (r *BM25F) nearest(probes []string, c *candidates) []string {
 	})
 	var out []string
 	for _, m := range matches {
-		// The shortest names first: they match the probe most closely.
-		slots := slices.Clone(m.slots)
-		slices.SortFunc(slots, func(a, b int32) int {
-			if x := cmp.Compare(len(r.docs[a].display), len(r.docs[b].display)); x != 0 {
-				return x
-			}
-			return compareSeq(r.idx, a, b)
-		})
-		for _, slot := range slots {
-			if len(out) == maxNearest {
-				return out
-			}
-			if name := r.docs[slot].display; !c.mask[slot] && !slices.Contains(out, name) {
-				out = append(out, name)
-			}
+		if len(out) == maxNearest {
+			break
 		}
+		out = r.shortest(out, m.slots, c)
+	}
+	return out
+}
+
+// shortest appends to out, up to maxNearest names in all, the names of the
+// candidate slots not yet in out: the shortest first, since they match a
+// probe most closely, then the first indexed. A name's key may hold
+// thousands of tools, so it keeps the few best as it reads them rather
+// than sorting them all.
+func (r *BM25F) shortest(out []string, slots []int32, c *candidates) []string {
+	need := maxNearest - len(out)
+	if need <= 0 {
+		return out
+	}
+	before := func(a, b int32) bool {
+		if la, lb := len(r.docs[a].display), len(r.docs[b].display); la != lb {
+			return la < lb
+		}
+		return compareSeq(r.idx, a, b) < 0
+	}
+	var best [maxNearest]int32
+	n := 0
+	for _, slot := range slots {
+		if c.mask[slot] || n == need && !before(slot, best[n-1]) || slices.Contains(out, r.docs[slot].display) {
+			continue
+		}
+		i := n
+		for i > 0 && before(slot, best[i-1]) {
+			i--
+		}
+		n = min(n+1, need)
+		copy(best[i+1:n], best[i:n-1])
+		best[i] = slot
+	}
+	for _, slot := range best[:n] {
+		out = append(out, r.docs[slot].display)
 	}
 	return out
 }
