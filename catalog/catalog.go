@@ -372,7 +372,7 @@ func compactSchema(v json.RawMessage, key string) (_ json.RawMessage, scanned bo
 	if v == nil || string(v) == "null" {
 		return nil, false, nil
 	}
-	if end, ok := jsonscan.ScanValue(v, 0, maxScanDepth); ok && end == len(v) && !jsonscan.HasSpace(v) {
+	if jsonscan.IsCompact(v, maxScanDepth) {
 		if v[0] != '{' {
 			return nil, false, fmt.Errorf("%q must be a JSON Schema object", key)
 		}

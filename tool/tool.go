@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/toolshelf/toolshelf/internal/jsonscan"
 	"github.com/toolshelf/toolshelf/llm"
 )
 
@@ -228,6 +229,10 @@ func (e *refusedError) Is(target error) bool { return target == ErrInvalid }
 // Unwrap returns the check's error.
 func (e *refusedError) Unwrap() error { return e.err }
 
+// maxScanDepth bounds the nesting of parameters that validate reads as
+// already compact; deeper ones are compacted by encoding/json.
+const maxScanDepth = 1000
+
 // validate checks t and returns the copy the registry stores: exposure
 // defaulted, parameters compacted (key order kept) and defaulted. The
 // definition must pass [CheckDefinition].
@@ -245,9 +250,17 @@ func validate(t Tool) (Tool, error) {
 	if _, err := ParseExposure(string(t.Exposure)); err != nil {
 		return t, fmt.Errorf("%w %q: %w", ErrInvalid, t.Name, err)
 	}
-	if len(bytes.TrimSpace(t.Parameters)) == 0 {
+	switch {
+	case len(bytes.TrimSpace(t.Parameters)) == 0:
 		t.Parameters = slices.Clone(emptySchema)
-	} else {
+	case jsonscan.IsCompact(t.Parameters, maxScanDepth):
+		// Most parameters come compact (a catalog compacts them), and
+		// checking costs less than compacting them again.
+		if t.Parameters[0] != '{' {
+			return t, fmt.Errorf("%w %q: parameters must be a JSON Schema object, got %.40s", ErrInvalid, t.Name, t.Parameters)
+		}
+		t.Parameters = bytes.Clone(t.Parameters)
+	default:
 		// Sized to the input, which the compacted form never exceeds: the
 		// registry keeps these bytes, and a buffer grown by doubling would
 		// keep about a third more.

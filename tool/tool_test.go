@@ -222,6 +222,32 @@ func TestRegisterValidation(t *testing.T) {
 	}
 }
 
+// TestRegisterStoresCompactParameters checks that the registry keeps
+// parameters compact and as its own bytes, whether they came compact or
+// not: a caller that reuses its buffer changes nothing registered.
+func TestRegisterStoresCompactParameters(t *testing.T) {
+	t.Parallel()
+	const want = `{"type":"object","properties":{"q":{"type":"string","description":"a \"quoted\" word, spaced"}}}`
+	for _, given := range []string{
+		want,
+		" " + want + "\n",
+		`{ "type": "object", "properties": { "q": { "type": "string", "description": "a \"quoted\" word, spaced" } } }`,
+	} {
+		buf := []byte(given)
+		r := tool.NewRegistry()
+		if err := r.Register(tool.Tool{Name: "x", Parameters: buf}); err != nil {
+			t.Fatalf("Register(%s): %v", given, err)
+		}
+		for i := range buf {
+			buf[i] = ' '
+		}
+		got, _ := r.Get("x")
+		if string(got.Parameters) != want {
+			t.Errorf("Register(%s) keeps %s, want %s", given, got.Parameters, want)
+		}
+	}
+}
+
 func TestRegisterKeepsValidTools(t *testing.T) {
 	t.Parallel()
 	r := tool.NewRegistry()

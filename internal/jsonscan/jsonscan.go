@@ -297,6 +297,14 @@ func DecodeString(raw []byte, plain bool) (string, bool) {
 	return string(out), true
 }
 
+// IsCompact reports whether b is one valid JSON value, nested at most
+// depth deep, with no white space outside its strings: bytes that
+// encoding/json's Compact would leave as they are.
+func IsCompact(b []byte, depth int) bool {
+	end, ok := ScanValue(b, 0, depth)
+	return ok && end == len(b) && !HasSpace(b)
+}
+
 // HasSpace reports whether the valid JSON value b holds white space
 // outside its strings.
 func HasSpace(b []byte) bool {

@@ -41,6 +41,11 @@ func checkScan(t *testing.T, b []byte) {
 	if want := json.Valid(b) && utf8.Valid(b) && depth(b) <= 64; whole != want {
 		t.Fatalf("ScanValue(%q) reads the whole text: %v; encoding/json finds it valid: %v", b, whole, want)
 	}
+	var compacted bytes.Buffer
+	same := json.Compact(&compacted, b) == nil && bytes.Equal(compacted.Bytes(), b)
+	if got, want := IsCompact(b, 64), same && utf8.Valid(b) && depth(b) <= 64; got != want {
+		t.Fatalf("IsCompact(%q) = %v; encoding/json's Compact leaves it as it is: %v", b, got, want)
+	}
 	if whole && SkipValue(b, i) != end {
 		t.Fatalf("SkipValue(%q) = %d, ScanValue %d", b, SkipValue(b, i), end)
 	}
