@@ -23,6 +23,14 @@ func ScanString(b []byte, i int) (end int, plain, ok bool) {
 	plain = true
 	i++
 	for i < len(b) {
+		// Most bytes of most strings are plain ASCII: pass over them in a
+		// loop of one test each.
+		for i < len(b) && plainByte[b[i]] {
+			i++
+		}
+		if i == len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -66,6 +74,16 @@ func ScanString(b []byte, i int) (end int, plain, ok bool) {
 	}
 	return 0, false, false
 }
+
+// plainByte is true for the bytes ScanString passes over without a second
+// look: ASCII, neither a quote, a backslash, a control character nor one
+// of the characters Marshal escapes for HTML.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // ScanNumber reads the number that starts at b[i]. It returns the index
 // after it, whether its bytes are also its encoding by encoding/json's

@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -97,6 +98,21 @@ func TestHasSpace(t *testing.T) {
 	for s, want := range map[string]bool{`{"a b":"c\td"}`: false, `{"a":1, "b":2}`: true, `["\\"," "]`: false, "[1,\n2]": true} {
 		if HasSpace([]byte(s)) != want {
 			t.Errorf("HasSpace(%q) = %v", s, !want)
+		}
+	}
+}
+
+// BenchmarkScanValue reads the largest built-in catalog file, 0.8 MB of
+// real tool definitions (MB/s).
+func BenchmarkScanValue(b *testing.B) {
+	data, err := os.ReadFile("../../catalog/builtin/mcp/azure.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if end, ok := ScanValue(data, SkipSpace(data, 0), 1000); !ok || SkipSpace(data, end) != len(data) {
+			b.Fatal("the catalog file does not read as one JSON value")
 		}
 	}
 }
