@@ -32,8 +32,9 @@ import (
 // kept (filter). When a query has a required word, the documents of one
 // required slot's lists are the only ones that can score.
 //
-// A query with many postings is scored on several processors, each taking
-// a range of windows and keeping its own k best, which are then merged.
+// A query with many postings is scored on several processors, each
+// claiming windows in turn and keeping its own k best, which are then
+// merged.
 // The ranking is the one scoring every posting on one processor gives, to
 // the last bit (TestPrunedRankingIsExhaustive).
 
@@ -94,6 +95,25 @@ type scoreQuery struct {
 	postings int
 	k        int
 	skip     []int32 // slots not to rank, ascending
+	// n is the index's slots, windowsIn its windows; next is the next
+	// window to claim; done is set once a worker finds that no document
+	// left can enter its k best, and so the query's.
+	n, windowsIn int32
+	next         atomic.Int32
+	done         atomic.Bool
+}
+
+// claim returns the first slot of the next window a worker is to score,
+// or false when none is left. A worker's windows come in order.
+func (q *scoreQuery) claim() (lo int32, ok bool) {
+	if q.done.Load() {
+		return 0, false
+	}
+	i := q.next.Add(1) - 1
+	if i >= q.windowsIn {
+		return 0, false
+	}
+	return i * scoreWindow, true
 }
 
 // window is one worker's state: by document offset in the window, what
@@ -169,31 +189,28 @@ func (r *BM25F) rankSlots(slots []qslot, c *candidates, s *scratch, k int) ([]ra
 	q.f = r.factorOf(s.slotIDF)
 	q.prepare(slots)
 
-	n := int32(len(r.idx.slots))
-	windowsIn := int((n + scoreWindow - 1) / scoreWindow)
-	workers := min(runtime.GOMAXPROCS(0), windowsIn, q.postings/parallelPostings)
+	q.n = int32(len(r.idx.slots))
+	q.windowsIn = (q.n + scoreWindow - 1) / scoreWindow
+	q.next.Store(0)
+	q.done.Store(false)
+	workers := min(runtime.GOMAXPROCS(0), int(q.windowsIn), q.postings/parallelPostings)
 	if workers <= 1 {
 		w := windows.Get().(*window)
-		w.run(q, 0, n)
+		w.run(q)
 		merge(top, w)
 		return top.sorted(), matchedAny
 	}
-	// Each worker takes an equal share of the windows; this goroutine
-	// scores the first.
-	share := func(i int) (from, to int32) {
-		return int32(i*windowsIn/workers) * scoreWindow, min(int32((i+1)*windowsIn/workers)*scoreWindow, n)
-	}
+	// The workers claim windows as they go, so that one that starts late
+	// or meets heavier windows takes fewer; this goroutine is the first.
 	ws := make([]*window, workers)
 	var wg sync.WaitGroup
 	for i := range ws {
 		ws[i] = windows.Get().(*window)
 		if i > 0 {
-			from, to := share(i)
-			wg.Go(func() { ws[i].run(q, from, to) })
+			wg.Go(func() { ws[i].run(q) })
 		}
 	}
-	from, to := share(0)
-	ws[0].run(q, from, to)
+	ws[0].run(q)
 	wg.Wait()
 	for _, w := range ws {
 		merge(top, w)
@@ -270,12 +287,12 @@ func (q *scoreQuery) prepare(slots []qslot) {
 	q.canPrune = q.drive < 0 && nm.add >= 0 && nm.mul >= 0 && nm.k1 > 0
 }
 
-// run scores the windows of slots [from, to), keeping the k best in w.top.
-func (w *window) run(q *scoreQuery, from, to int32) {
+// run scores the windows it claims, keeping the k best in w.top.
+func (w *window) run(q *scoreQuery) {
 	w.top.reset(q.k)
 	w.pos = w.pos[:0]
-	for _, list := range q.lists {
-		w.pos = append(w.pos, seek(list, 0, from))
+	for range q.lists {
+		w.pos = append(w.pos, 0)
 	}
 	w.segs = slices.Grow(w.segs[:0], len(q.lists))[:len(q.lists)]
 	w.ess = w.ess[:0]
@@ -288,8 +305,15 @@ func (w *window) run(q *scoreQuery, from, to int32) {
 	w.filtering = q.canPrune && q.required == 0 && len(q.plans) < 64
 	w.filterFrom = 0
 	pruning := q.drive >= 0
-	for lo := from; lo < to; lo += scoreWindow {
-		hi := min(lo+scoreWindow, to)
+	for {
+		lo, ok := q.claim()
+		if !ok {
+			break
+		}
+		hi := min(lo+scoreWindow, q.n)
+		for l, list := range q.lists {
+			w.pos[l] = seek(list, w.pos[l], lo)
+		}
 		if !w.segments(q, lo, hi, pruning) {
 			continue
 		}
@@ -297,7 +321,9 @@ func (w *window) run(q *scoreQuery, from, to int32) {
 		w.rank(q, lo)
 		if q.canPrune && len(w.top.h) == w.top.k && w.prune(q) {
 			if w.nonEss == len(q.byBound) {
-				break // no document left can score as high as the worst kept
+				// No document left can score as high as the worst kept.
+				q.done.Store(true)
+				break
 			}
 			// Marking the essential lists' documents costs less than
 			// scoring the non-essential lists in full only when these
