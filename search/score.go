@@ -413,16 +413,6 @@ func (p *slotPlan) bound(nm *norms) float64 {
 	return max(b, 0) * (1 + boundMargin)
 }
 
-// scanTo returns the index of the first posting at or after from whose
-// slot is at least slot, reading the postings in order: a window reads
-// them all anyway.
-func scanTo(list []posting, from int, slot int32) int {
-	for from < len(list) && list[from].slot < slot {
-		from++
-	}
-	return from
-}
-
 // segments sets each list's postings in the window [lo, hi) and reports
 // whether there are any to score. Without pruning, a list's are all its
 // postings in the window. With it, the essential lists' documents are
@@ -434,7 +424,7 @@ func (w *window) segments(q *scoreQuery, lo, hi int32, pruning bool) bool {
 			continue
 		}
 		start := w.pos[l]
-		end := scanTo(list, start, hi)
+		end := seek(list, start, hi)
 		w.segs[l] = list[start:end]
 		any = any || end > start
 		w.pos[l] = end
@@ -442,10 +432,12 @@ func (w *window) segments(q *scoreQuery, lo, hi int32, pruning bool) bool {
 	if !pruning || !any {
 		return any
 	}
+	// The filter marks the documents it keeps itself.
+	filter := w.filtering && w.top.h[0].score >= w.filterFrom
 	c := q.c
 	excl := len(c.excluded) > 0
 	for l := range q.lists {
-		if !w.ess[q.listSlot[l]] {
+		if filter || !w.ess[q.listSlot[l]] {
 			continue
 		}
 		for i := range w.segs[l] {
@@ -458,7 +450,7 @@ func (w *window) segments(q *scoreQuery, lo, hi int32, pruning bool) bool {
 		}
 	}
 	w.gather = w.gather[:0]
-	if w.filtering && w.top.h[0].score >= w.filterFrom && !w.filter(q, lo) {
+	if filter && !w.filter(q, lo) {
 		return false
 	}
 	w.marked = w.marked[:0]
@@ -477,7 +469,7 @@ func (w *window) segments(q *scoreQuery, lo, hi int32, pruning bool) bool {
 		// A non-essential list is left behind in windows without marked
 		// documents.
 		start := seek(list, w.pos[l], lo)
-		end := scanTo(list, start, hi)
+		end := seek(list, start, hi)
 		part := list[start:end]
 		w.pos[l] = end
 		from := len(w.gather)
