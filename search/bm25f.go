@@ -226,12 +226,13 @@ func (r *BM25F) analyze(w *termWorker, d Document, serverText map[string][]strin
 	w.field = fieldBody
 	a.lens[fieldBody] = w.text(r.an, body)
 	if len(d.Parameters) > 0 {
-		if schema, err := parseSchema(d.Parameters); err == nil {
+		if schema, err := parseSchemaCaps(d.Parameters, defaultSchemaCaps, &w.nodes); err == nil {
 			w.field = fieldParams
 			r.schemaText(schema, newTextBudget(), func(text string) {
 				a.lens[fieldParams] += w.text(r.an, text)
 			})
 		}
+		w.nodes.reset()
 	}
 	// The namespace as the reference reads it: mcp__github is mcp and github.
 	w.field = fieldServer

@@ -72,6 +72,7 @@ type termWorker struct {
 	res    *chunkResult
 	start  int // index in res.posts of the current document's first posting
 	field  int
+	nodes  nodeArena // the current document's schema tree
 }
 
 func newTermWorker(id int) *termWorker {

@@ -160,6 +160,39 @@ type schemaReader struct {
 	depth int         // the nesting kept
 	cut   bool        // the data was cut at the byte cap
 	slab  []node
+	arena *nodeArena // when not nil, where the nodes come from
+}
+
+// nodeArena lends schema readers their nodes, in chunks of arenaChunk,
+// and takes them all back at once (reset), so that a worker that reads
+// one schema after another allocates nodes only for the largest.
+type nodeArena struct {
+	chunks [][]node
+	next   int // the chunk being filled
+}
+
+// arenaChunk is how many nodes a nodeArena allocates at a time.
+const arenaChunk = 512
+
+// get returns a node of the given kind.
+func (a *nodeArena) get(kind byte) *node {
+	for ; ; a.next++ {
+		if a.next == len(a.chunks) {
+			a.chunks = append(a.chunks, make([]node, 0, arenaChunk))
+		}
+		if c := &a.chunks[a.next]; len(*c) < cap(*c) {
+			*c = append(*c, node{kind: kind})
+			return &(*c)[len(*c)-1]
+		}
+	}
+}
+
+// reset takes back every node the arena has lent; none may be used after.
+func (a *nodeArena) reset() {
+	for i := range a.chunks[:min(a.next+1, len(a.chunks))] {
+		a.chunks[i] = a.chunks[i][:0]
+	}
+	a.next = 0
 }
 
 // parseSchema decodes JSON keeping key order. Objects list their keys the
@@ -171,12 +204,13 @@ type schemaReader struct {
 // grow linearly with what it reads. What follows the top-level value is
 // not read.
 func parseSchema(data []byte) (*node, error) {
-	return parseSchemaCaps(data, defaultSchemaCaps)
+	return parseSchemaCaps(data, defaultSchemaCaps, nil)
 }
 
-// parseSchemaCaps is parseSchema within the given caps.
-func parseSchemaCaps(data []byte, caps schemaCaps) (*node, error) {
-	r := schemaReader{left: caps.values, depth: caps.depth}
+// parseSchemaCaps is parseSchema within the given caps, with nodes from
+// arena when it is not nil.
+func parseSchemaCaps(data []byte, caps schemaCaps, arena *nodeArena) (*node, error) {
+	r := schemaReader{left: caps.values, depth: caps.depth, arena: arena}
 	if len(data) > caps.bytes {
 		data, r.cut = data[:caps.bytes], true
 	}
@@ -193,6 +227,9 @@ func parseSchemaCaps(data []byte, caps schemaCaps) (*node, error) {
 
 // newNode returns a node of the given kind from the reader's slab.
 func (r *schemaReader) newNode(kind byte) *node {
+	if r.arena != nil {
+		return r.arena.get(kind)
+	}
 	if len(r.slab) == cap(r.slab) {
 		r.slab = make([]node, 0, min(max(2*cap(r.slab), 8), 512))
 	}

@@ -191,7 +191,7 @@ func FuzzSchemaReaderOracle(f *testing.F) {
 	f.Add(wideSchema(40), uint16(300), uint16(0), uint8(1))
 	f.Fuzz(func(t *testing.T, data []byte, bytesCap, valuesCap uint16, depthCap uint8) {
 		caps := fuzzCaps(bytesCap, valuesCap, depthCap)
-		got, gotErr := parseSchemaCaps(data, caps)
+		got, gotErr := parseSchemaCaps(data, caps, nil)
 		want, wantErr := oracleParseSchema(data, caps)
 		if (gotErr == nil) != (wantErr == nil) {
 			t.Fatalf("caps %+v: error %v, the encoding/json reader's %v", caps, gotErr, wantErr)
@@ -203,9 +203,11 @@ func FuzzSchemaReaderOracle(f *testing.F) {
 }
 
 // TestSchemaReaderOracleCorpus reads every schema of the built-in catalog
-// with both readers: the trees must be the same.
+// with both readers: the trees must be the same, also when the nodes come
+// from an arena that every schema before lent and took back.
 func TestSchemaReaderOracleCorpus(t *testing.T) {
 	t.Parallel()
+	var arena nodeArena
 	fsys := builtin.FS()
 	names, err := fs.Glob(fsys, "*.json")
 	if err != nil || len(names) == 0 {
@@ -235,6 +237,14 @@ func TestSchemaReaderOracleCorpus(t *testing.T) {
 			if d := diffNodes("$", got, want); d != "" {
 				t.Fatalf("%s %s: trees differ at %s", name, tl.Name, d)
 			}
+			lent, err := parseSchemaCaps(tl.InputSchema, defaultSchemaCaps, &arena)
+			if err != nil {
+				t.Fatalf("%s %s: from the arena: %v", name, tl.Name, err)
+			}
+			if d := diffNodes("$", lent, want); d != "" {
+				t.Fatalf("%s %s: from the arena, trees differ at %s", name, tl.Name, d)
+			}
+			arena.reset()
 			schemas++
 		}
 	}
