@@ -158,7 +158,8 @@ func (w *termWorker) text(an *analyzer, text string) uint32 {
 func buildIndex(p *postings, docs []Document, analyze func(*termWorker, Document, *docAnalysis),
 	newTerm func(string), indexed func(int32, bool, *docAnalysis)) {
 	if len(docs) >= compactDocs {
-		defer p.compact()
+		p.deferPostings()
+		defer p.flush()
 	}
 	nchunks := (len(docs) + analyzeChunk - 1) / analyzeChunk
 	nworkers := min(runtime.GOMAXPROCS(0), nchunks)

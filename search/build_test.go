@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -191,4 +192,58 @@ func TestBuildOracle(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDeferredBuild holds a build large enough to defer its postings
+// (compactDocs or more documents) to one that adds its documents one at a
+// time: the same state, term ids and posting order included, and the same
+// answers. The large build reuses free slots, replaces documents an
+// earlier build added, and adds some names twice, the later one to keep.
+func TestDeferredBuild(t *testing.T) {
+	docs := copiedDocs(t, 4)
+	var removed []string
+	for i := 0; i < 1000; i += 7 {
+		removed = append(removed, docs[i].Name)
+	}
+	batch := slices.Clone(docs[1000:])
+	for i := 0; i < 1000; i += 11 {
+		d := docs[i] // an earlier document, or a removed one's name
+		d.Description = "Replaced from before: " + d.Description
+		batch = append(batch, d)
+	}
+	for i := 1000; i < len(docs); i += 13 {
+		d := docs[i] // a name the batch already has
+		d.Description = "Replaced in the same build " + fmt.Sprint(i)
+		batch = append(batch, d)
+	}
+	if len(batch) < compactDocs {
+		t.Fatalf("the batch has %d documents; it must have %d to defer its postings", len(batch), compactDocs)
+	}
+	build := func(oneByOne bool) *BM25F {
+		r, err := NewBM25F(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Add(docs[:1000]...)
+		r.Remove(removed...)
+		if !oneByOne {
+			r.Add(batch...)
+			return r
+		}
+		for _, d := range batch {
+			r.Add(d)
+		}
+		return r
+	}
+	deferred, one := build(false), build(true)
+	checkListsSorted(t, deferred.idx)
+	if d := diffState(bm25fState(deferred), bm25fState(one)); d != "" {
+		t.Fatalf("the deferred build's %s differs from adding one document at a time", d)
+	}
+	for _, q := range append(buildOracleQueries, "replaced in the same build", "replaced from before") {
+		got, want := deferred.Search(Query{Text: q, Limit: 8}), one.Search(Query{Text: q, Limit: 8})
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q finds %+v after the deferred build, %+v after one at a time", q, got, want)
+		}
+	}
 }

@@ -47,7 +47,26 @@ type postings struct {
 	termID map[string]int32
 	lists  [][]posting
 	sumLen [maxFields]float64
+
+	// While a large build defers its postings (deferPostings), they wait
+	// in pend, in blocks of pendBlock, each with the count of documents
+	// the build had added (doc); lastDoc holds by slot the count of the
+	// last document the build put there. flush moves them to the lists.
+	deferring bool
+	pend      [][]pendingPosting
+	docs      int32
+	lastDoc   []int32
 }
+
+// pendingPosting is a posting of term whose list a build has deferred,
+// from the build's doc-th document.
+type pendingPosting struct {
+	term, doc int32
+	posting
+}
+
+// pendBlock is how many deferred postings a block of them holds.
+const pendBlock = 1 << 15
 
 func newPostings() *postings {
 	return &postings{byName: make(map[string]int32), termID: make(map[string]int32)}
@@ -84,9 +103,25 @@ func (p *postings) addAnalysed(name string, lens [maxFields]uint32, posts []loca
 	if len(posts) > 0 {
 		d.terms = make([]int32, len(posts))
 	}
+	if p.deferring {
+		p.docs++
+		for int(slot) >= len(p.lastDoc) {
+			p.lastDoc = append(p.lastDoc, 0)
+		}
+		p.lastDoc[slot] = p.docs
+	}
 	for i, lp := range posts {
 		d.terms[i] = lp.term
-		p.insert(lp.term, posting{slot: slot, tf: lp.tf})
+		e := posting{slot: slot, tf: lp.tf}
+		if !p.deferring {
+			p.insert(lp.term, e)
+			continue
+		}
+		if n := len(p.pend); n == 0 || len(p.pend[n-1]) == pendBlock {
+			p.pend = append(p.pend, make([]pendingPosting, 0, pendBlock))
+		}
+		blk := &p.pend[len(p.pend)-1]
+		*blk = append(*blk, pendingPosting{term: lp.term, doc: p.docs, posting: e})
 	}
 	slices.Sort(d.terms)
 	p.live++
@@ -150,27 +185,72 @@ func (p *postings) unindex(slot int32) {
 	p.live--
 }
 
-// compactDocs is how many documents one build must add for the lists to be
-// compacted after it.
+// compactDocs is how many documents one build must add for it to defer
+// its postings and compact the lists when it ends (flush).
 const compactDocs = 4096
 
-// compact copies every list into one array, each list with no spare
-// capacity: a build appends to the lists, which leaves up to half of each
-// one's capacity unused. A list that later grows moves out of the array
-// alone. The array lives as long as one list is in it, so a shelf that
-// changes a little at a time holds at most the array a large build made.
-func (p *postings) compact() {
+// deferPostings makes the documents added until flush keep their
+// postings aside. A large build appends to its lists one posting at a
+// time: they grow by doubling, and each copy is garbage.
+func (p *postings) deferPostings() {
+	p.deferring, p.docs = true, 0
+}
+
+// flush puts the deferred postings in their lists (but those of a
+// document that a later one of the build replaced in its slot), and
+// copies every list into one array, each list in slot order with no spare
+// capacity. A list that later grows moves out of the array alone. The
+// array lives as long as one list is in it, so a shelf that changes a
+// little at a time holds at most the array a large build made.
+func (p *postings) flush() {
+	live := func(e *pendingPosting) bool { return p.lastDoc[e.slot] == e.doc }
+	count := make([]int, len(p.lists))
 	total := 0
-	for _, list := range p.lists {
+	for id, list := range p.lists {
+		count[id] = len(list)
 		total += len(list)
 	}
-	all := make([]posting, 0, total)
-	for id, list := range p.lists {
-		start := len(all)
-		all = append(all, list...)
-		p.lists[id] = all[start:len(all):len(all)]
+	for _, blk := range p.pend {
+		for i := range blk {
+			if live(&blk[i]) {
+				count[blk[i].term]++
+				total++
+			}
+		}
 	}
+	all := make([]posting, total)
+	next := make([]int, len(p.lists)) // by term: where its next posting goes
+	at := 0
+	for id, list := range p.lists {
+		next[id] = at + copy(all[at:], list)
+		at += count[id]
+	}
+	for _, blk := range p.pend {
+		for i := range blk {
+			if e := &blk[i]; live(e) {
+				all[next[e.term]] = e.posting
+				next[e.term]++
+			}
+		}
+	}
+	at = 0
+	for id, n := range count {
+		if n == 0 {
+			continue // as it was: nil, or emptied
+		}
+		list := all[at : at+n : at+n]
+		at += n
+		// A build's slots rise but where it reuses a free one.
+		if !slices.IsSortedFunc(list, bySlot) {
+			slices.SortFunc(list, bySlot)
+		}
+		p.lists[id] = list
+	}
+	p.deferring, p.pend, p.lastDoc, p.docs = false, nil, nil, 0
 }
+
+// bySlot orders postings by slot.
+func bySlot(a, b posting) int { return cmp.Compare(a.slot, b.slot) }
 
 // insert adds e to term id's list, which is kept in slot order: scoring
 // walks the lists of a query side by side, a range of slots at a time
