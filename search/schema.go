@@ -165,7 +165,8 @@ type schemaReader struct {
 
 // nodeArena lends schema readers their nodes, in chunks of arenaChunk,
 // and takes them all back at once (reset), so that a worker that reads
-// one schema after another allocates nodes only for the largest.
+// one schema after another allocates nodes only for the largest. A node
+// lent again keeps the capacity of its key, value and element slices.
 type nodeArena struct {
 	chunks [][]node
 	next   int // the chunk being filled
@@ -181,8 +182,10 @@ func (a *nodeArena) get(kind byte) *node {
 			a.chunks = append(a.chunks, make([]node, 0, arenaChunk))
 		}
 		if c := &a.chunks[a.next]; len(*c) < cap(*c) {
-			*c = append(*c, node{kind: kind})
-			return &(*c)[len(*c)-1]
+			*c = (*c)[:len(*c)+1]
+			n := &(*c)[len(*c)-1]
+			*n = node{kind: kind, keys: n.keys[:0], vals: n.vals[:0], elems: n.elems[:0]}
+			return n
 		}
 	}
 }
