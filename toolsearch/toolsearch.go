@@ -130,7 +130,10 @@ func (s *Searcher) Sync() {
 	defer s.mu.Unlock()
 	changed, rev := s.reg.ChangedSince(s.rev)
 	s.rev = rev
-	var add []search.Document
+	add := make([]search.Document, 0, len(changed))
+	if len(s.indexed) == 0 && len(changed) > 0 {
+		s.indexed = make(map[string]string, len(changed))
+	}
 	var remove []string
 	for _, t := range changed {
 		switch {
