@@ -157,7 +157,8 @@ func (w *termWorker) text(an *analyzer, text string) uint32 {
 // of docAnalysis; it counts terms with termWorker's methods.
 func buildIndex(p *postings, docs []Document, analyze func(*termWorker, Document, *docAnalysis),
 	newTerm func(string), indexed func(int32, bool, *docAnalysis)) {
-	if len(docs) >= compactDocs {
+	deferred := len(docs) >= compactDocs
+	if deferred {
 		p.deferPostings()
 		defer p.flush()
 	}
@@ -205,6 +206,16 @@ func buildIndex(p *postings, docs []Document, analyze func(*termWorker, Document
 			w.beginDoc()
 			analyze(w, docs[i], a)
 			a.posts = w.endDoc()
+		}
+		if deferred {
+			// p keeps the postings until flush: they move out of the
+			// buffer, which the next chunk reuses, into one of their size.
+			kept, at := slices.Clone(res.posts), 0
+			for i := range res.docs {
+				n := len(res.docs[i].posts)
+				res.docs[i].posts = kept[at : at+n : at+n]
+				at += n
+			}
 		}
 		w.res = nil
 	}

@@ -48,25 +48,23 @@ type postings struct {
 	lists  [][]posting
 	sumLen [maxFields]float64
 
-	// While a large build defers its postings (deferPostings), they wait
-	// in pend, in blocks of pendBlock, each with the count of documents
-	// the build had added (doc); lastDoc holds by slot the count of the
-	// last document the build put there. flush moves them to the lists.
+	// While a large build defers its postings (deferPostings), its
+	// documents wait in pend with their postings, each with the count of
+	// documents the build had added (doc); lastDoc holds by slot the count
+	// of the last document the build put there. flush moves them to the
+	// lists and to their slots' terms.
 	deferring bool
-	pend      [][]pendingPosting
+	pend      []pendingDoc
 	docs      int32
 	lastDoc   []int32
 }
 
-// pendingPosting is a posting of term whose list a build has deferred,
-// from the build's doc-th document.
-type pendingPosting struct {
-	term, doc int32
-	posting
+// pendingDoc is a document whose postings a build has deferred: the
+// build's doc-th, in slot, with its postings under the index's term ids.
+type pendingDoc struct {
+	slot, doc int32
+	posts     []localPosting
 }
-
-// pendBlock is how many deferred postings a block of them holds.
-const pendBlock = 1 << 15
 
 func newPostings() *postings {
 	return &postings{byName: make(map[string]int32), termID: make(map[string]int32)}
@@ -92,7 +90,8 @@ func (p *postings) intern(t string, newTerm func(string)) int32 {
 // postings under the index's term ids (one per term; add's result for the
 // same terms), replacing a live document of the same name in place, and
 // returns the document's slot. The slot's terms are kept sorted, for has;
-// the lists do not depend on the order of posts.
+// the lists do not depend on the order of posts. While the postings are
+// deferred, it keeps posts until flush, and the slot has no terms.
 func (p *postings) addAnalysed(name string, lens [maxFields]uint32, posts []localPosting) int32 {
 	slot := p.takeSlot(name)
 	d := &p.slots[slot]
@@ -100,31 +99,24 @@ func (p *postings) addAnalysed(name string, lens [maxFields]uint32, posts []loca
 	for f, n := range lens {
 		p.sumLen[f] += float64(n)
 	}
-	if len(posts) > 0 {
-		d.terms = make([]int32, len(posts))
-	}
+	p.live++
 	if p.deferring {
 		p.docs++
 		for int(slot) >= len(p.lastDoc) {
 			p.lastDoc = append(p.lastDoc, 0)
 		}
 		p.lastDoc[slot] = p.docs
+		p.pend = append(p.pend, pendingDoc{slot: slot, doc: p.docs, posts: posts})
+		return slot
+	}
+	if len(posts) > 0 {
+		d.terms = make([]int32, len(posts))
 	}
 	for i, lp := range posts {
 		d.terms[i] = lp.term
-		e := posting{slot: slot, tf: lp.tf}
-		if !p.deferring {
-			p.insert(lp.term, e)
-			continue
-		}
-		if n := len(p.pend); n == 0 || len(p.pend[n-1]) == pendBlock {
-			p.pend = append(p.pend, make([]pendingPosting, 0, pendBlock))
-		}
-		blk := &p.pend[len(p.pend)-1]
-		*blk = append(*blk, pendingPosting{term: lp.term, doc: p.docs, posting: e})
+		p.insert(lp.term, posting{slot: slot, tf: lp.tf})
 	}
 	slices.Sort(d.terms)
-	p.live++
 	return slot
 }
 
@@ -201,23 +193,26 @@ func (p *postings) deferPostings() {
 // copies every list into one array, each list in slot order with no spare
 // capacity. A list that later grows moves out of the array alone. The
 // array lives as long as one list is in it, so a shelf that changes a
-// little at a time holds at most the array a large build made.
+// little at a time holds at most the array a large build made. The
+// build's slots take their terms from the lists, in id order, which is
+// sorted, from one array too.
 func (p *postings) flush() {
-	live := func(e *pendingPosting) bool { return p.lastDoc[e.slot] == e.doc }
+	live := func(d *pendingDoc) bool { return p.lastDoc[d.slot] == d.doc }
 	count := make([]int, len(p.lists))
-	total := 0
+	total, nterms := 0, 0
 	for id, list := range p.lists {
 		count[id] = len(list)
 		total += len(list)
 	}
-	for _, blk := range p.pend {
-		for i := range blk {
-			if live(&blk[i]) {
-				count[blk[i].term]++
-				total++
+	for i := range p.pend {
+		if d := &p.pend[i]; live(d) {
+			for _, lp := range d.posts {
+				count[lp.term]++
 			}
+			nterms += len(d.posts)
 		}
 	}
+	total += nterms
 	all := make([]posting, total)
 	next := make([]int, len(p.lists)) // by term: where its next posting goes
 	at := 0
@@ -225,13 +220,19 @@ func (p *postings) flush() {
 		next[id] = at + copy(all[at:], list)
 		at += count[id]
 	}
-	for _, blk := range p.pend {
-		for i := range blk {
-			if e := &blk[i]; live(e) {
-				all[next[e.term]] = e.posting
-				next[e.term]++
-			}
+	terms := make([]int32, 0, nterms)
+	for i := range p.pend {
+		d := &p.pend[i]
+		if !live(d) || len(d.posts) == 0 {
+			continue // a slot with no terms keeps nil, as addAnalysed gives it
 		}
+		for _, lp := range d.posts {
+			all[next[lp.term]] = posting{slot: d.slot, tf: lp.tf}
+			next[lp.term]++
+		}
+		n := len(terms)
+		p.slots[d.slot].terms = terms[n : n : n+len(d.posts)]
+		terms = terms[:n+len(d.posts)]
 	}
 	at = 0
 	for id, n := range count {
@@ -245,6 +246,12 @@ func (p *postings) flush() {
 			slices.SortFunc(list, bySlot)
 		}
 		p.lists[id] = list
+		for _, e := range list {
+			if int(e.slot) < len(p.lastDoc) && p.lastDoc[e.slot] != 0 {
+				t := &p.slots[e.slot].terms
+				*t = append(*t, int32(id))
+			}
+		}
 	}
 	p.deferring, p.pend, p.lastDoc, p.docs = false, nil, nil, 0
 }
