@@ -52,7 +52,7 @@ func (r *BM25F) oracleRank(slots []qslot, c *candidates, k int) []ranked {
 	}
 	for si, sl := range slots {
 		bit := slotBit(si)
-		plan := r.plan(sl, c)
+		plan := r.planAll(sl, c) // every phrase: rankSlots drops the dominated ones
 		s.slotIDF = append(s.slotIDF, plan.idf())
 		s.slotDocs = s.slotDocs[:0]
 		for _, g := range plan.group {
@@ -194,7 +194,8 @@ func TestPrunedRankingIsExhaustive(t *testing.T) {
 	queries := append([]string{}, buildOracleQueries...)
 	queries = append(queries, "add a comment to the Linear issue about the login bug",
 		"show me the failing checks on my latest GitHub pull request",
-		"+github +pull request", "list +xyzzy", "create +ticket")
+		"+github +pull request", "list +xyzzy", "create +ticket",
+		"search the web for recent news about Go generics", "web search news")
 	for range 120 {
 		n := 1 + rng.IntN(9)
 		var words []string
@@ -327,5 +328,66 @@ func TestFilteredRankingIsExhaustive(t *testing.T) {
 	}
 	if filtered := filteredWindows.Load() - before; filtered < 100 {
 		t.Errorf("the filter ran in %d windows; the catalog tests little", filtered)
+	}
+}
+
+// TestUndominated drops a phrase only when another scores at least as
+// much in every document, to the last bit: its words, at idfs and a
+// weight no lower, in the same order unless it has two words. On the
+// corpus, "search the web" gives search web and web search, the same
+// words, and only the first stays.
+func TestUndominated(t *testing.T) {
+	ph := func(w float64, words string, idfs ...float64) phrasePlan {
+		return phrasePlan{weight: w, terms: strings.Fields(words), idfs: idfs}
+	}
+	kept := func(phrases ...phrasePlan) []string {
+		var out []string
+		for _, p := range undominated(phrases) {
+			out = append(out, fmt.Sprint(p.weight, p.terms))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name    string
+		phrases []phrasePlan
+		want    []string
+	}{
+		{"reversed pair, lower weight", []phrasePlan{ph(1, "search web", 2, 3), ph(0.1, "web search", 3, 2)},
+			[]string{"1 [search web]"}},
+		{"the lower weight first", []phrasePlan{ph(0.1, "web search", 3, 2), ph(1, "search web", 2, 3)},
+			[]string{"1 [search web]"}},
+		{"equal: the first stays", []phrasePlan{ph(1, "pull request", 2, 3), ph(1, "pull request", 2, 3)},
+			[]string{"1 [pull request]"}},
+		{"a higher idf stays", []phrasePlan{ph(1, "search web", 2, 3), ph(0.1, "web search", 3.5, 2)},
+			[]string{"1 [search web]", "0.1 [web search]"}},
+		{"a higher weight stays", []phrasePlan{ph(0.5, "search web", 2, 3), ph(1, "web search", 3, 2)},
+			[]string{"1 [web search]"}},
+		{"a subset in order", []phrasePlan{ph(1, "a b c d", 1, 1, 1, 1), ph(1, "a c d", 1, 1, 1)},
+			[]string{"1 [a b c d]"}},
+		{"three words out of order stay", []phrasePlan{ph(1, "a b c", 1, 1, 1), ph(1, "c a b", 1, 1, 1)},
+			[]string{"1 [a b c]", "1 [c a b]"}},
+		{"a word the other lacks", []phrasePlan{ph(1, "pull request", 1, 1), ph(0.1, "pull req", 1, 1)},
+			[]string{"1 [pull request]", "0.1 [pull req]"}},
+	} {
+		if got := kept(c.phrases...); !slices.Equal(got, c.want) {
+			t.Errorf("%s: kept %v, want %v", c.name, got, c.want)
+		}
+	}
+
+	r, err := NewBM25F(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Add(fuzzDocs(t, 1<<20)...)
+	s := r.scr.get(len(r.idx.slots))
+	defer r.scr.put(s)
+	c := r.idx.candidates(nil, s)
+	var all, kept2 int
+	for _, sl := range r.parseQuery("search the web for news").slots {
+		all += len(r.planAll(sl, &c).phrases)
+		kept2 += len(r.plan(sl, &c).phrases)
+	}
+	if all-kept2 != 1 {
+		t.Errorf("the corpus plan of %q keeps %d of %d phrases; want one dropped", "search the web for news", kept2, all)
 	}
 }

@@ -1,5 +1,7 @@
 package search
 
+import "slices"
+
 // commonShare is the share of candidates above which a word the query used
 // is common enough that its synonyms are not searched.
 const commonShare = 0.1
@@ -36,8 +38,18 @@ type phrasePlan struct {
 	lists  [][]posting
 }
 
-// plan resolves a slot's terms against the candidates.
+// plan resolves a slot's terms against the candidates, without the
+// several-word alternatives that can never score above another
+// (undominated).
 func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
+	p := r.planAll(sl, c)
+	p.phrases = undominated(p.phrases)
+	return p
+}
+
+// planAll resolves a slot's terms against the candidates: every
+// alternative that matches one.
+func (r *BM25F) planAll(sl qslot, c *candidates) slotPlan {
 	var p slotPlan
 	n := float64(c.n)
 	df := func(t string) ([]posting, float64) { // for several-word alternatives
@@ -159,6 +171,53 @@ func (r *BM25F) plan(sl qslot, c *candidates) slotPlan {
 	}
 	p.matched = len(p.group) > 0 || len(p.phrases) > 0
 	return p
+}
+
+// undominated returns phrases without those another dominates: a phrase
+// whose words another has, each at an idf no lower, and whose weight is
+// no higher, scores no higher in any document, since a word's score rises
+// with its idf and every word adds a positive score; the slot takes its
+// best alternative, so the dominated one changes nothing but costs a walk
+// over its lists (web search beside search web). For its sum to be no
+// higher to the last bit as well, the dominated phrase has at most two
+// words (a sum of two is the same in either order) or has them in the
+// same order. Of two phrases that dominate each other, the first stays.
+func undominated(phrases []phrasePlan) []phrasePlan {
+	if len(phrases) < 2 {
+		return phrases
+	}
+	dominates := func(a, b *phrasePlan) bool { // whether a dominates b
+		if a.weight < b.weight || len(a.terms) < len(b.terms) {
+			return false
+		}
+		from := 0 // for the order: where in a to look for b's next word
+		inOrder := true
+		for i, t := range b.terms {
+			j := slices.Index(a.terms, t)
+			if j < 0 || a.idfs[j] < b.idfs[i] {
+				return false
+			}
+			if j < from {
+				inOrder = false
+			}
+			from = j + 1
+		}
+		return inOrder || len(b.terms) <= 2
+	}
+	var out []phrasePlan
+	for i := range phrases {
+		dropped := false
+		for j := range phrases {
+			if j != i && dominates(&phrases[j], &phrases[i]) && (j < i || !dominates(&phrases[i], &phrases[j])) {
+				dropped = true
+				break
+			}
+		}
+		if !dropped {
+			out = append(out, phrases[i])
+		}
+	}
+	return out
 }
 
 // idf returns the slot's specificity: its group's idf, or the highest idf
