@@ -512,3 +512,25 @@ func TestServerCounts(t *testing.T) {
 		t.Errorf("after an invalid tool and a write to the result (-want +got):\n%s", diff)
 	}
 }
+
+// BenchmarkRegister registers 10,000 tools of distinct names and small
+// compact schemas, in one call, into a new registry (ns/tool).
+func BenchmarkRegister(b *testing.B) {
+	const n = 10000
+	tools := make([]tool.Tool, n)
+	for i := range tools {
+		tools[i] = tool.Tool{
+			Name:        fmt.Sprintf("server_%d__get_item_%05d", i%20, i),
+			Description: "Get one item by its id.",
+			Parameters:  []byte(fmt.Sprintf(`{"type":"object","properties":{"id_%d":{"type":"string","description":"The item's id."}},"required":["id_%d"]}`, i, i)),
+			Exposure:    tool.Deferred,
+		}
+	}
+	for b.Loop() {
+		r := tool.NewRegistry()
+		if err := r.Register(tools...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tool")
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -94,5 +96,31 @@ func TestConcurrentValidationsTakeTheirOwnInstance(t *testing.T) {
 	plain := c.get(json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`))
 	if plain.shared == nil || len(plain.idle) != 0 {
 		t.Errorf("a schema without patterns: shared %v, %d instances", plain.shared != nil, len(plain.idle))
+	}
+}
+
+// TestValidNameIsThePattern holds validName to the pattern it stands
+// for: every byte alone and inside a name, the length limits, UTF-8, and
+// random names over a mixed alphabet.
+func TestValidNameIsThePattern(t *testing.T) {
+	t.Parallel()
+	pattern := regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	names := []string{"", strings.Repeat("a", MaxNameLength), strings.Repeat("a", MaxNameLength+1), "é", "a\u00e9", "a\n", "\na"}
+	for c := range 256 {
+		names = append(names, string(rune(c)), "a"+string([]byte{byte(c)})+"b", string([]byte{byte(c)}))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "aZ09_-. /\x00\xffé"
+	for range 5000 {
+		b := make([]byte, rng.IntN(70))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		names = append(names, string(b))
+	}
+	for _, name := range names {
+		if got, want := validName(name), pattern.MatchString(name); got != want {
+			t.Errorf("validName(%q) = %v; the pattern says %v", name, got, want)
+		}
 	}
 }
