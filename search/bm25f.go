@@ -383,6 +383,14 @@ func (r *BM25F) Add(docs ...Document) {
 	serverText := r.serverTexts(docs)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(docs) >= compactDocs && len(r.docs) == 0 { // a large first build
+		r.exact.reserve(len(docs))
+		r.shortKeys.reserve(len(docs))
+		r.docs = slices.Grow(r.docs, len(docs))
+		r.nameTerms = slices.Grow(r.nameTerms, len(docs))
+		r.wlen = slices.Grow(r.wlen, len(docs))
+		r.ids = slices.Grow(r.ids, len(docs))
+	}
 	buildIndex(r.idx, docs, func(w *termWorker, d Document, a *docAnalysis) {
 		r.analyze(w, d, serverText, a)
 	}, r.addFamily, r.indexed)

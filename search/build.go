@@ -159,7 +159,7 @@ func buildIndex(p *postings, docs []Document, analyze func(*termWorker, Document
 	newTerm func(string), indexed func(int32, bool, *docAnalysis)) {
 	deferred := len(docs) >= compactDocs
 	if deferred {
-		p.deferPostings()
+		p.deferPostings(len(docs))
 		defer p.flush()
 	}
 	nchunks := (len(docs) + analyzeChunk - 1) / analyzeChunk

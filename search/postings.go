@@ -183,9 +183,17 @@ const compactDocs = 4096
 
 // deferPostings makes the documents added until flush keep their
 // postings aside. A large build appends to its lists one posting at a
-// time: they grow by doubling, and each copy is garbage.
-func (p *postings) deferPostings() {
+// time: they grow by doubling, and each copy is garbage. A first build
+// (into an empty index) makes room for its n documents, too.
+func (p *postings) deferPostings(n int) {
 	p.deferring, p.docs = true, 0
+	p.pend = slices.Grow(p.pend, n)
+	if len(p.slots) == 0 {
+		p.byName = make(map[string]int32, n)
+		p.slots = slices.Grow(p.slots, n)
+		p.lens = slices.Grow(p.lens, n)
+		p.lastDoc = slices.Grow(p.lastDoc, n)
+	}
 }
 
 // flush puts the deferred postings in their lists (but those of a

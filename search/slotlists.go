@@ -33,6 +33,14 @@ func (m slotLists) get(k string) []int32 {
 // alone returns the list of slot s alone.
 func (m slotLists) alone(s int32) []int32 { return (*m.ids)[s : s+1 : s+1] }
 
+// reserve makes room for n keys of one slot, if m is empty: a large
+// first build then does not grow the map one doubling at a time.
+func (m *slotLists) reserve(n int) {
+	if len(m.one) == 0 && len(m.many) == 0 {
+		m.one = make(map[string]int32, n)
+	}
+}
+
 // add appends slot to k's slots.
 func (m slotLists) add(k string, slot int32) {
 	if s, ok := m.one[k]; ok {
