@@ -199,7 +199,9 @@ func TestBuildOracle(t *testing.T) {
 // time: the same state, term ids and posting order included, and the same
 // answers. The large build reuses free slots, replaces documents an
 // earlier build added, and adds some names twice, the later one to keep.
+// It runs on more workers than processors, flush's included.
 func TestDeferredBuild(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(maxFlushWorkers + 1))
 	docs := copiedDocs(t, 4)
 	var removed []string
 	for i := 0; i < 1000; i += 7 {

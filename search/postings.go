@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -228,15 +229,37 @@ func (p *postings) flush() {
 		next[id] = at + copy(all[at:], list)
 		at += count[id]
 	}
+	workers := 1
+	if nterms >= flushParallel {
+		workers = min(runtime.GOMAXPROCS(0), maxFlushWorkers)
+	}
+	// Each worker places the postings of a range of terms, reading the
+	// documents in order, so each list is in the order one would make.
+	ids := splitByWeight(len(p.lists), workers, func(id int) int { return count[id] })
+	var wg sync.WaitGroup
+	for k := range workers {
+		lo, hi := int32(ids[k]), int32(ids[k+1])
+		wg.Go(func() {
+			for i := range p.pend {
+				d := &p.pend[i]
+				if !live(d) {
+					continue
+				}
+				for _, lp := range d.posts {
+					if lo <= lp.term && lp.term < hi {
+						all[next[lp.term]] = posting{slot: d.slot, tf: lp.tf}
+						next[lp.term]++
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 	terms := make([]int32, 0, nterms)
 	for i := range p.pend {
 		d := &p.pend[i]
 		if !live(d) || len(d.posts) == 0 {
 			continue // a slot with no terms keeps nil, as addAnalysed gives it
-		}
-		for _, lp := range d.posts {
-			all[next[lp.term]] = posting{slot: d.slot, tf: lp.tf}
-			next[lp.term]++
 		}
 		n := len(terms)
 		p.slots[d.slot].terms = terms[n : n : n+len(d.posts)]
@@ -254,14 +277,53 @@ func (p *postings) flush() {
 			slices.SortFunc(list, bySlot)
 		}
 		p.lists[id] = list
-		for _, e := range list {
-			if int(e.slot) < len(p.lastDoc) && p.lastDoc[e.slot] != 0 {
-				t := &p.slots[e.slot].terms
-				*t = append(*t, int32(id))
-			}
-		}
 	}
+	// Each worker gives a range of the build's slots their terms, walking
+	// the lists in id order.
+	slots := splitByWeight(len(p.lastDoc), workers, func(int) int { return 1 })
+	for k := range workers {
+		lo, hi := int32(slots[k]), int32(slots[k+1])
+		wg.Go(func() {
+			for id, list := range p.lists {
+				for _, e := range list {
+					if lo <= e.slot && e.slot < hi && p.lastDoc[e.slot] != 0 {
+						t := &p.slots[e.slot].terms
+						*t = append(*t, int32(id))
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 	p.deferring, p.pend, p.lastDoc, p.docs = false, nil, nil, 0
+}
+
+// flushParallel is how many postings a flush must place for it to share
+// the work between processors, at most maxFlushWorkers.
+const (
+	flushParallel   = 1 << 16
+	maxFlushWorkers = 4
+)
+
+// splitByWeight cuts [0, n) into parts ranges of about equal total weight
+// and returns their parts+1 bounds, from 0 to n.
+func splitByWeight(n, parts int, weight func(int) int) []int {
+	total := 0
+	for i := range n {
+		total += weight(i)
+	}
+	bounds := make([]int, 1, parts+1)
+	sum := 0
+	for i := range n {
+		if len(bounds) < parts && sum >= total*len(bounds)/parts {
+			bounds = append(bounds, i)
+		}
+		sum += weight(i)
+	}
+	for len(bounds) <= parts {
+		bounds = append(bounds, n)
+	}
+	return bounds
 }
 
 // bySlot orders postings by slot.
