@@ -16,10 +16,11 @@ import (
 // limit of OpenAI's function names, the strictest of the providers.
 const MaxNameLength = 64
 
-// validName reports whether name is one every provider accepts:
-// ^[A-Za-z0-9_-]{1,64}$ (MaxNameLength), checked a byte at a time: a
-// shelf of 100,000 tools checks 100,000 names as it starts.
-func validName(name string) bool {
+// ValidName reports whether name is a tool name every provider accepts,
+// the names the registry takes: ^[A-Za-z0-9_-]{1,64}$ (MaxNameLength),
+// checked a byte at a time, since a shelf of 100,000 tools checks 100,000
+// names as it starts.
+func ValidName(name string) bool {
 	if len(name) == 0 || len(name) > MaxNameLength {
 		return false
 	}
@@ -250,7 +251,7 @@ const maxScanDepth = 1000
 // defaulted, parameters compacted (key order kept) and defaulted. The
 // definition must pass [CheckDefinition].
 func validate(t Tool) (Tool, error) {
-	if !validName(t.Name) {
+	if !ValidName(t.Name) {
 		if t.Name == "" {
 			return t, fmt.Errorf("%w: empty name", ErrInvalid)
 		}

@@ -99,7 +99,7 @@ func TestConcurrentValidationsTakeTheirOwnInstance(t *testing.T) {
 	}
 }
 
-// TestValidNameIsThePattern holds validName to the pattern it stands
+// TestValidNameIsThePattern holds ValidName to the pattern it stands
 // for: every byte alone and inside a name, the length limits, UTF-8, and
 // random names over a mixed alphabet.
 func TestValidNameIsThePattern(t *testing.T) {
@@ -119,8 +119,8 @@ func TestValidNameIsThePattern(t *testing.T) {
 		names = append(names, string(b))
 	}
 	for _, name := range names {
-		if got, want := validName(name), pattern.MatchString(name); got != want {
-			t.Errorf("validName(%q) = %v; the pattern says %v", name, got, want)
+		if got, want := ValidName(name), pattern.MatchString(name); got != want {
+			t.Errorf("ValidName(%q) = %v; the pattern says %v", name, got, want)
 		}
 	}
 }

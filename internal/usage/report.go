@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolshelf/toolshelf/tokens"
+	"github.com/toolshelf/toolshelf/tool"
 )
 
 // The window's defaults: the last DefaultSessions sessions of the last
@@ -193,7 +194,7 @@ func NewReport(records []tokens.Record, servers string, w Window) Report {
 // serverTool reports whether name is a server's tool name, the only names
 // a report keeps: a log line may hold anything.
 func serverTool(name string) bool {
-	return strings.HasPrefix(name, serverPrefix) && toolName.MatchString(name)
+	return strings.HasPrefix(name, serverPrefix) && tool.ValidName(name)
 }
 
 // withDefaults fills in the window's zero fields.

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/toolshelf/toolshelf/internal/userdir"
+	"github.com/toolshelf/toolshelf/tool"
 )
 
 // FileName is the state file's name in the user's state folder.
@@ -24,9 +24,6 @@ const (
 	MaxTools = 64
 	maxBytes = 256 << 10
 )
-
-// toolName is what a model-facing tool name may be.
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // State is what a person applied (toolshelf shelf suggest --apply): per
 // servers file, by its absolute path ("" for none), the tools new
@@ -60,7 +57,7 @@ func (s *State) Apply(servers string, names []string, now time.Time) error {
 		return fmt.Errorf("%d tools to always load: at most %d are kept; apply fewer", len(names), MaxTools)
 	}
 	for _, n := range names {
-		if !toolName.MatchString(n) {
+		if !tool.ValidName(n) {
 			return fmt.Errorf("%q is not a tool name", n)
 		}
 	}
@@ -91,7 +88,7 @@ func (s State) check() error {
 			return fmt.Errorf("%d tools for %s, more than %d", len(a.AlwaysLoad), f, MaxTools)
 		}
 		for _, n := range a.AlwaysLoad {
-			if !toolName.MatchString(n) {
+			if !tool.ValidName(n) {
 				return fmt.Errorf("%q is not a tool name", n)
 			}
 		}
