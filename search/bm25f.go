@@ -383,7 +383,7 @@ func (r *BM25F) Add(docs ...Document) {
 	serverText := r.serverTexts(docs)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(docs) >= compactDocs && len(r.docs) == 0 { // a large first build
+	if len(docs) >= deferDocs && len(r.docs) == 0 { // a large first build
 		r.exact.reserve(len(docs))
 		r.shortKeys.reserve(len(docs))
 		r.docs = slices.Grow(r.docs, len(docs))

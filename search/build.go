@@ -157,7 +157,7 @@ func (w *termWorker) text(an *analyzer, text string) uint32 {
 // of docAnalysis; it counts terms with termWorker's methods.
 func buildIndex(p *postings, docs []Document, analyze func(*termWorker, Document, *docAnalysis),
 	newTerm func(string), indexed func(int32, bool, *docAnalysis)) {
-	deferred := len(docs) >= compactDocs
+	deferred := len(docs) >= deferDocs
 	if deferred {
 		p.deferPostings(len(docs))
 		defer p.flush()

@@ -195,7 +195,7 @@ func TestBuildOracle(t *testing.T) {
 }
 
 // TestDeferredBuild holds a build large enough to defer its postings
-// (compactDocs or more documents) to one that adds its documents one at a
+// (deferDocs or more documents) to one that adds its documents one at a
 // time: the same state, term ids and posting order included, and the same
 // answers. The large build reuses free slots, replaces documents an
 // earlier build added, and adds some names twice, the later one to keep.
@@ -218,8 +218,8 @@ func TestDeferredBuild(t *testing.T) {
 		d.Description = "Replaced in the same build " + fmt.Sprint(i)
 		batch = append(batch, d)
 	}
-	if len(batch) < compactDocs {
-		t.Fatalf("the batch has %d documents; it must have %d to defer its postings", len(batch), compactDocs)
+	if len(batch) < deferDocs {
+		t.Fatalf("the batch has %d documents; it must have %d to defer its postings", len(batch), deferDocs)
 	}
 	build := func(oneByOne bool) *BM25F {
 		r, err := NewBM25F(nil)

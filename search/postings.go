@@ -50,13 +50,12 @@ type postings struct {
 	sumLen [maxFields]float64
 
 	// While a large build defers its postings (deferPostings), its
-	// documents wait in pend with their postings, each with the count of
-	// documents the build had added (doc); lastDoc holds by slot the count
-	// of the last document the build put there. flush moves them to the
-	// lists and to their slots' terms.
+	// documents wait in pend with their postings, each numbered from 1 in
+	// the build's order (doc); lastDoc holds by slot the number of the last
+	// document the build put there. flush moves them to the lists and to
+	// their slots' terms.
 	deferring bool
 	pend      []pendingDoc
-	docs      int32
 	lastDoc   []int32
 }
 
@@ -102,12 +101,12 @@ func (p *postings) addAnalysed(name string, lens [maxFields]uint32, posts []loca
 	}
 	p.live++
 	if p.deferring {
-		p.docs++
+		doc := int32(len(p.pend)) + 1
 		for int(slot) >= len(p.lastDoc) {
 			p.lastDoc = append(p.lastDoc, 0)
 		}
-		p.lastDoc[slot] = p.docs
-		p.pend = append(p.pend, pendingDoc{slot: slot, doc: p.docs, posts: posts})
+		p.lastDoc[slot] = doc
+		p.pend = append(p.pend, pendingDoc{slot: slot, doc: doc, posts: posts})
 		return slot
 	}
 	if len(posts) > 0 {
@@ -178,16 +177,16 @@ func (p *postings) unindex(slot int32) {
 	p.live--
 }
 
-// compactDocs is how many documents one build must add for it to defer
+// deferDocs is how many documents one build must add for it to defer
 // its postings and compact the lists when it ends (flush).
-const compactDocs = 4096
+const deferDocs = 4096
 
 // deferPostings makes the documents added until flush keep their
 // postings aside. A large build appends to its lists one posting at a
 // time: they grow by doubling, and each copy is garbage. A first build
 // (into an empty index) makes room for its n documents, too.
 func (p *postings) deferPostings(n int) {
-	p.deferring, p.docs = true, 0
+	p.deferring = true
 	p.pend = slices.Grow(p.pend, n)
 	if len(p.slots) == 0 {
 		p.byName = make(map[string]int32, n)
@@ -295,7 +294,7 @@ func (p *postings) flush() {
 		})
 	}
 	wg.Wait()
-	p.deferring, p.pend, p.lastDoc, p.docs = false, nil, nil, 0
+	p.deferring, p.pend, p.lastDoc = false, nil, nil
 }
 
 // flushParallel is how many postings a flush must place for it to share
