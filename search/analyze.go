@@ -139,41 +139,76 @@ type rawWord struct {
 	cjk        bool
 }
 
-// scan splits text into alphabetic words (with their identifier joiners)
-// and CJK runs, skipping everything else.
+// asciiScript is classify's script of each ASCII byte.
+var asciiScript = func() (t [utf8.RuneSelf]script) {
+	for c := range t {
+		t[c] = classify(rune(c))
+	}
+	return t
+}()
+
+// isJoin reports whether c is one of the joiners "_" and "-".
+func isJoin(c byte) bool { return c == '_' || c == '-' }
+
+// scan splits text into alphabetic words (with their identifier joiners
+// inside, not at their ends) and CJK runs, skipping everything else. It
+// reads ASCII a byte at a time and decodes only other runes; an invalid
+// byte is a separator, as U+FFFD is.
 func scan(text string, yield func(rawWord)) {
 	start := -1
 	var cur script
 	flush := func(end int) {
-		if start >= 0 {
-			w := strings.Trim(text[start:end], "_-")
-			if w != "" {
-				off := strings.Index(text[start:end], w)
-				yield(rawWord{text: w, start: start + off, end: start + off + len(w), cjk: cur == scriptCJK})
-			}
-			start = -1
+		if start < 0 {
+			return
 		}
+		for start < end && isJoin(text[start]) {
+			start++
+		}
+		for end > start && isJoin(text[end-1]) {
+			end--
+		}
+		if start < end {
+			yield(rawWord{text: text[start:end], start: start, end: end, cjk: cur == scriptCJK})
+		}
+		start = -1
 	}
-	for i, r := range text {
-		sc := classify(r)
-		if sc == scriptJoin {
+	for i := 0; i < len(text); {
+		at := i
+		var sc script
+		if c := text[i]; c < utf8.RuneSelf {
+			sc = asciiScript[c]
+			i++
+		} else {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			sc = classify(r)
+			i += n
+		}
+		switch {
+		case sc == scriptJoin:
 			if start >= 0 && cur == scriptCJK {
-				flush(i)
+				flush(at)
 			}
 			if start < 0 {
-				start, cur = i, scriptWord
+				start, cur = at, scriptWord
 			}
-			continue
-		}
-		if sc == scriptSpace {
-			flush(i)
-			continue
-		}
-		if start >= 0 && (sc == scriptCJK) != (cur == scriptCJK) {
-			flush(i)
-		}
-		if start < 0 {
-			start, cur = i, sc
+		case sc == scriptSpace:
+			flush(at)
+		default:
+			if start >= 0 && (sc == scriptCJK) != (cur == scriptCJK) {
+				flush(at)
+			}
+			if start < 0 {
+				start, cur = at, sc
+			}
+			if cur == scriptWord {
+				// ASCII letters, digits and joiners that follow in a
+				// word change nothing: pass over them.
+				for ; i < len(text) && text[i] < utf8.RuneSelf; i++ {
+					if sc := asciiScript[text[i]]; sc != scriptWord && sc != scriptJoin {
+						break
+					}
+				}
+			}
 		}
 	}
 	flush(len(text))
