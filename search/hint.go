@@ -69,22 +69,18 @@ func (r *BM25F) nearest(probes []string, c *candidates) []string {
 		dist  float64
 	}
 	var matches []match
+	var near nearProbe
 	// consider scores the keys of vocab near probe; a word of a longer
 	// probe counts less the less of the probe it covers.
 	consider := func(probe string, vocab slotLists, penalty float64) {
-		n := utf8.RuneCountInString(probe)
+		near.set(probe)
+		n := len(near.runes)
 		if n < 3 {
 			return
 		}
 		maxDist := n / 2
 		for key, slots := range vocab.all() {
-			if d := utf8.RuneCountInString(key) - n; d > maxDist || -d > maxDist {
-				continue
-			}
-			if bagDistance(probe, key) > maxDist {
-				continue
-			}
-			if dist := levenshtein.ComputeDistance(probe, key); dist <= maxDist {
+			if dist, ok := near.within(key, maxDist); ok {
 				matches = append(matches, match{key, slots, float64(dist)/float64(n) + penalty})
 			}
 		}
@@ -149,26 +145,141 @@ func (r *BM25F) shortest(out []string, slots []int32, c *candidates) []string {
 	return out
 }
 
-// bagDistance is a cheap lower bound of the edit distance of two strings:
-// the characters one has that the other lacks, counted as multisets. It
-// returns 0 (no bound) unless both are ASCII.
-func bagDistance(a, b string) int {
-	var count [utf8.RuneSelf]int32
-	for i := 0; i < len(a); i++ {
-		if a[i] >= utf8.RuneSelf {
-			return 0
+// nearProbe is a probe of nearest, read once for its comparisons with
+// every key: its runes; when it is ASCII, its count of each byte; when it
+// has at most 64 runes, the bit set of its positions holding each rune
+// (peq for ASCII, others for the rest), for editBits.
+type nearProbe struct {
+	runes  []rune
+	ascii  bool
+	count  [utf8.RuneSelf]int32
+	peq    [utf8.RuneSelf]uint64
+	others []runeBits
+	taken  []byte // the key's bytes bag counted down, to count up again
+}
+
+// runeBits is the bit set of a probe's positions holding a rune.
+type runeBits struct {
+	r    rune
+	bits uint64
+}
+
+// set makes p the probe.
+func (p *nearProbe) set(probe string) {
+	p.runes = append(p.runes[:0], []rune(probe)...)
+	p.count = [utf8.RuneSelf]int32{}
+	p.ascii = true
+	for i := 0; i < len(probe); i++ {
+		if probe[i] >= utf8.RuneSelf {
+			p.ascii = false
+			break
 		}
-		count[a[i]]++
+		p.count[probe[i]]++
 	}
-	matched := 0
-	for i := 0; i < len(b); i++ {
-		if b[i] >= utf8.RuneSelf {
-			return 0
+	p.peq, p.others = [utf8.RuneSelf]uint64{}, p.others[:0]
+	if len(p.runes) > 64 {
+		return
+	}
+	for i, r := range p.runes {
+		if r < utf8.RuneSelf {
+			p.peq[r] |= 1 << i
+			continue
 		}
-		if count[b[i]] > 0 {
-			count[b[i]]--
-			matched++
+		j := slices.IndexFunc(p.others, func(o runeBits) bool { return o.r == r })
+		if j < 0 {
+			j = len(p.others)
+			p.others = append(p.others, runeBits{r: r})
+		}
+		p.others[j].bits |= 1 << i
+	}
+}
+
+// positions returns the bit set of the probe's positions holding r.
+func (p *nearProbe) positions(r rune) uint64 {
+	if r < utf8.RuneSelf {
+		return p.peq[r]
+	}
+	for _, o := range p.others {
+		if o.r == r {
+			return o.bits
 		}
 	}
-	return max(len(a), len(b)) - matched
+	return 0
+}
+
+// editBits returns the edit distance between the probe, of 1 to 64 runes,
+// and key: Myers' bit-parallel algorithm (1999) as Hyyrö (2001) gives it
+// for the distance between two whole strings. Bit i of pv and mv says
+// whether the column's value at row i+1 is one more or one less than at
+// row i; score follows the last row.
+func (p *nearProbe) editBits(key string) int {
+	m := len(p.runes)
+	last := uint64(1) << (m - 1)
+	pv, mv := ^uint64(0), uint64(0)
+	score := m
+	for _, r := range key {
+		eq := p.positions(r)
+		xv := eq | mv
+		xh := (((eq & pv) + pv) ^ pv) | eq
+		ph := mv | ^(xh | pv)
+		mh := pv & xh
+		switch {
+		case ph&last != 0:
+			score++
+		case mh&last != 0:
+			score--
+		}
+		ph = ph<<1 | 1 // the first row counts up: D(0, j) is j
+		mh <<= 1
+		pv = mh | ^(xv | ph)
+		mv = ph & xv
+	}
+	return score
+}
+
+// within returns the edit distance between the probe and key when it is
+// at most k. It tries the cheap lower bounds first: the difference in
+// length, then for ASCII the characters one has that the other lacks,
+// counted as multisets.
+func (p *nearProbe) within(key string, k int) (int, bool) {
+	n := utf8.RuneCountInString(key)
+	if d := n - len(p.runes); d > k || -d > k {
+		return 0, false
+	}
+	if p.ascii && p.bag(key) > k {
+		return 0, false
+	}
+	d := 0
+	if m := len(p.runes); m >= 1 && m <= 64 {
+		d = p.editBits(key)
+	} else {
+		d = levenshtein.ComputeDistance(string(p.runes), key)
+	}
+	return d, d <= k
+}
+
+// bag returns the characters the probe has that key lacks, or key has that
+// the probe lacks, counted as multisets: a lower bound of their edit
+// distance. It returns 0 (no bound) unless key is ASCII too.
+func (p *nearProbe) bag(key string) int {
+	p.taken = p.taken[:0]
+	ascii := true
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+		if p.count[c] > 0 {
+			p.count[c]--
+			p.taken = append(p.taken, c)
+		}
+	}
+	for _, c := range p.taken {
+		p.count[c]++
+	}
+	if !ascii {
+		return 0
+	}
+	return max(len(p.runes), len(key)) - len(p.taken)
 }

@@ -1,11 +1,15 @@
 package search
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/agnivade/levenshtein"
 )
 
 // TestShortestIsSorted holds shortest, which keeps the few best slots of a
@@ -82,5 +86,205 @@ func TestShortestIsSorted(t *testing.T) {
 	}
 	if checked < 100 {
 		t.Errorf("checked %d keys; the index tests little", checked)
+	}
+}
+
+// bagDistance is nearProbe.bag as it was first written, counting both
+// strings afresh: its oracle.
+func bagDistance(a, b string) int {
+	var count [utf8.RuneSelf]int32
+	for i := 0; i < len(a); i++ {
+		if a[i] >= utf8.RuneSelf {
+			return 0
+		}
+		count[a[i]]++
+	}
+	matched := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] >= utf8.RuneSelf {
+			return 0
+		}
+		if count[b[i]] > 0 {
+			count[b[i]]--
+			matched++
+		}
+	}
+	return max(len(a), len(b)) - matched
+}
+
+// randomWord returns a string of up to n runes from a small alphabet, so
+// that random pairs are often close, with non-ASCII runes and invalid
+// bytes.
+func randomWord(rng *rand.Rand, n int) string {
+	alphabet := []string{"a", "b", "c", "d", "e", "_", "1", "é", "列", "\xff"}
+	var b strings.Builder
+	for range rng.IntN(n + 1) {
+		b.WriteString(alphabet[rng.IntN(len(alphabet))])
+	}
+	return b.String()
+}
+
+func TestNearProbeIsBagThenLevenshtein(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var p nearProbe
+	for range 2000 {
+		probe := randomWord(rng, 10)
+		p.set(probe)
+		if n := utf8.RuneCountInString(probe); len(p.runes) != n {
+			t.Fatalf("set(%q): %d runes, want %d", probe, len(p.runes), n)
+		}
+		for range 20 {
+			key := randomWord(rng, 10)
+			k := rng.IntN(6)
+			if p.ascii {
+				if got, want := p.bag(key), bagDistance(probe, key); got != want {
+					t.Fatalf("bag(%q, %q) = %d, want %d", probe, key, got, want)
+				}
+			}
+			want := levenshtein.ComputeDistance(probe, key)
+			if got, ok := p.within(key, k); ok != (want <= k) || ok && got != want {
+				t.Fatalf("within(%q, %q, %d) = %d, %v; the distance is %d", probe, key, k, got, ok, want)
+			}
+		}
+	}
+}
+
+// TestEditBitsIsLevenshtein holds the bit-parallel distance to the
+// library's on probes of 1 to 64 runes, the longest one word holds.
+func TestEditBitsIsLevenshtein(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var p nearProbe
+	for i := range 20000 {
+		probe := randomWord(rng, 64)
+		if i%10 == 0 {
+			probe = strings.Repeat("ab", 32) // exactly 64
+		}
+		if n := utf8.RuneCountInString(probe); n == 0 || n > 64 {
+			continue
+		}
+		p.set(probe)
+		key := randomWord(rng, 80)
+		if got, want := p.editBits(key), levenshtein.ComputeDistance(probe, key); got != want {
+			t.Fatalf("editBits(%q, %q) = %d, want %d", probe, key, got, want)
+		}
+	}
+}
+
+func FuzzNearProbe(f *testing.F) {
+	f.Add("create_issue", "create_gist", 6)
+	f.Add("列出", "列表", 1)
+	f.Add(strings.Repeat("x", 70), strings.Repeat("x", 66)+"y", 5)
+	f.Fuzz(func(t *testing.T, a, b string, k int) {
+		k = k % 64
+		want := levenshtein.ComputeDistance(a, b)
+		var p nearProbe
+		p.set(a)
+		if got, ok := p.within(b, k); ok != (want <= k) || ok && got != want {
+			t.Fatalf("within(%q, %q, %d) = %d, %v; the distance is %d", a, b, k, got, ok, want)
+		}
+	})
+}
+
+// nearestOracle is nearest as it was first written: every key's length,
+// then bagDistance, then the library's full edit distance.
+func nearestOracle(r *BM25F, probes []string, c *candidates) []string {
+	type match struct {
+		key   string
+		slots []int32
+		dist  float64
+	}
+	var matches []match
+	consider := func(probe string, vocab slotLists, penalty float64) {
+		n := utf8.RuneCountInString(probe)
+		if n < 3 {
+			return
+		}
+		maxDist := n / 2
+		for key, slots := range vocab.all() {
+			if d := utf8.RuneCountInString(key) - n; d > maxDist || -d > maxDist {
+				continue
+			}
+			if bagDistance(probe, key) > maxDist {
+				continue
+			}
+			if dist := levenshtein.ComputeDistance(probe, key); dist <= maxDist {
+				matches = append(matches, match{key, slots, float64(dist)/float64(n) + penalty})
+			}
+		}
+	}
+	for _, p := range probes {
+		k := normName(p)
+		consider(k, r.shortKeys, 0)
+		kn := float64(utf8.RuneCountInString(k))
+		for _, w := range strings.Split(k, "_") {
+			consider(w, r.nameWords, 0.05+0.5*(1-float64(utf8.RuneCountInString(w))/kn))
+		}
+	}
+	slices.SortFunc(matches, func(a, b match) int {
+		if a.dist != b.dist {
+			return cmp.Compare(a.dist, b.dist)
+		}
+		return cmp.Compare(a.key, b.key)
+	})
+	var out []string
+	for _, m := range matches {
+		if len(out) == maxNearest {
+			break
+		}
+		out = r.shortest(out, m.slots, c)
+	}
+	return out
+}
+
+// TestNearestIsOracle holds nearest's pruned comparisons to comparing every
+// name in full, over the built-in catalog: misspelt tool names and name
+// words, words no name is near, and non-ASCII probes.
+func TestNearestIsOracle(t *testing.T) {
+	r, err := NewBM25F(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := fuzzDocs(t, 2000)
+	r.Add(docs...)
+	s := r.scr.get(len(r.idx.slots))
+	defer r.scr.put(s)
+	c := r.idx.candidates(nil, s)
+	rng := rand.New(rand.NewPCG(7, 8))
+	probes := []string{"mcp__github__create_issue", "xyzzy", "plugh", "kubectl_gte", "列出集群", "créate_issüe", "a", "ab"}
+	for range 300 {
+		d := docs[rng.IntN(len(docs))]
+		name := []rune(d.OriginalName)
+		if len(name) == 0 {
+			continue
+		}
+		for range 1 + rng.IntN(3) {
+			i := rng.IntN(len(name))
+			switch rng.IntN(3) {
+			case 0:
+				name = slices.Delete(name, i, i+1)
+			case 1:
+				name = slices.Insert(name, i, rune('a'+rng.IntN(26)))
+			default:
+				name[i] = rune('a' + rng.IntN(26))
+			}
+			if len(name) == 0 {
+				break
+			}
+		}
+		probes = append(probes, string(name))
+	}
+	suggested := 0
+	for _, p := range probes {
+		got, want := r.nearest([]string{p}, &c), nearestOracle(r, []string{p}, &c)
+		if !slices.Equal(got, want) {
+			t.Fatalf("nearest(%q) = %q, want %q", p, got, want)
+		}
+		suggested += len(got)
+	}
+	if got, want := r.nearest(probes[:3], &c), nearestOracle(r, probes[:3], &c); !slices.Equal(got, want) {
+		t.Fatalf("nearest(%q) = %q, want %q", probes[:3], got, want)
+	}
+	if suggested < len(probes) {
+		t.Fatalf("%d names suggested for %d probes: the probes are not near enough to test", suggested, len(probes))
 	}
 }
