@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -67,37 +68,49 @@ func (r *BM25F) nearest(probes []string, c *candidates) []string {
 		key   string
 		slots []int32
 		dist  float64
+		word  bool // a name word's, not a short name's
 	}
 	var matches []match
 	var near nearProbe
 	// consider scores the keys of vocab near probe; a word of a longer
 	// probe counts less the less of the probe it covers.
-	consider := func(probe string, vocab slotLists, penalty float64) {
+	consider := func(probe string, vocab slotLists, word bool, penalty float64) {
 		near.set(probe)
 		n := len(near.runes)
 		if n < 3 {
 			return
 		}
 		maxDist := n / 2
-		for key, slots := range vocab.all() {
+		for _, key := range keyTable(vocab) {
 			if dist, ok := near.within(key, maxDist); ok {
-				matches = append(matches, match{key, slots, float64(dist)/float64(n) + penalty})
+				matches = append(matches, match{key.key, vocab.get(key.key), float64(dist)/float64(n) + penalty, word})
 			}
 		}
 	}
 	for _, p := range probes {
 		k := normName(p)
-		consider(k, r.shortKeys, 0)
+		consider(k, r.shortKeys, false, 0)
 		kn := float64(utf8.RuneCountInString(k))
 		for _, w := range strings.Split(k, "_") {
-			consider(w, r.nameWords, 0.05+0.5*(1-float64(utf8.RuneCountInString(w))/kn))
+			consider(w, r.nameWords, true, 0.05+0.5*(1-float64(utf8.RuneCountInString(w))/kn))
 		}
 	}
 	slices.SortFunc(matches, func(a, b match) int {
 		if x := cmp.Compare(a.dist, b.dist); x != 0 {
 			return x
 		}
-		return cmp.Compare(a.key, b.key)
+		if x := cmp.Compare(a.key, b.key); x != 0 {
+			return x
+		}
+		// A key both a short name and a name word, as far from its
+		// probes: the short name's tools first, whatever the maps' order.
+		switch {
+		case a.word == b.word:
+			return 0
+		case !a.word:
+			return -1
+		}
+		return 1
 	})
 	var out []string
 	for _, m := range matches {
@@ -145,17 +158,69 @@ func (r *BM25F) shortest(out []string, slots []int32, c *candidates) []string {
 	return out
 }
 
+// keyInfo is a key of a hint's vocabulary with what nearest reads of it
+// before it compares it with a probe: its length in runes, its signature,
+// and whether it is ASCII.
+type keyInfo struct {
+	key   string
+	sig   uint64
+	runes int
+	ascii bool
+}
+
+// newKeyInfo reads key.
+func newKeyInfo(key string) keyInfo {
+	k := keyInfo{key: key, ascii: true}
+	for _, r := range key {
+		k.runes++
+		k.sig |= charBit(r)
+		k.ascii = k.ascii && r < utf8.RuneSelf
+	}
+	return k
+}
+
+// keyTable returns the keys of vocab as nearest reads them, in no order.
+// It reads them once, until a key is added or dropped: searches read
+// vocab at once (under the index's read lock), and one of them builds the
+// table when it has none.
+func keyTable(vocab slotLists) []keyInfo {
+	if t := vocab.keys.Load(); t != nil {
+		return *t
+	}
+	t := make([]keyInfo, 0, len(vocab.one)+len(vocab.many))
+	for k := range vocab.all() {
+		t = append(t, newKeyInfo(k))
+	}
+	vocab.keys.Store(&t)
+	return t
+}
+
+// charBit is a rune's bit in a signature, the set of the characters of a
+// string: one bit for each ASCII lowercase letter, digit and _, the others
+// share the rest. The characters one string has that the other lacks are
+// at least the bits one signature has that the other lacks, and each needs
+// an edit of its own.
+func charBit(r rune) uint64 {
+	switch {
+	case r >= 'a' && r <= 'z':
+		return 1 << (r - 'a')
+	case r >= '0' && r <= '9':
+		return 1 << (26 + r - '0')
+	case r == '_':
+		return 1 << 36
+	}
+	return 1 << (37 + uint32(r)%27)
+}
+
 // nearProbe is a probe of nearest, read once for its comparisons with
-// every key: its runes; when it is ASCII, its count of each byte; when it
-// has at most 64 runes, the bit set of its positions holding each rune
-// (peq for ASCII, others for the rest), for editBits.
+// every key: its runes and signature and, when it has at most 64 runes,
+// the bit set of its positions holding each rune (peq for ASCII, others
+// for the rest), for editBits.
 type nearProbe struct {
 	runes  []rune
-	ascii  bool
-	count  [utf8.RuneSelf]int32
+	sig    uint64
 	peq    [utf8.RuneSelf]uint64
 	others []runeBits
-	taken  []byte // the key's bytes bag counted down, to count up again
 }
 
 // runeBits is the bit set of a probe's positions holding a rune.
@@ -167,14 +232,9 @@ type runeBits struct {
 // set makes p the probe.
 func (p *nearProbe) set(probe string) {
 	p.runes = append(p.runes[:0], []rune(probe)...)
-	p.count = [utf8.RuneSelf]int32{}
-	p.ascii = true
-	for i := 0; i < len(probe); i++ {
-		if probe[i] >= utf8.RuneSelf {
-			p.ascii = false
-			break
-		}
-		p.count[probe[i]]++
+	p.sig = 0
+	for _, r := range p.runes {
+		p.sig |= charBit(r)
 	}
 	p.peq, p.others = [utf8.RuneSelf]uint64{}, p.others[:0]
 	if len(p.runes) > 64 {
@@ -208,78 +268,69 @@ func (p *nearProbe) positions(r rune) uint64 {
 }
 
 // editBits returns the edit distance between the probe, of 1 to 64 runes,
-// and key: Myers' bit-parallel algorithm (1999) as Hyyrö (2001) gives it
-// for the distance between two whole strings. Bit i of pv and mv says
-// whether the column's value at row i+1 is one more or one less than at
-// row i; score follows the last row.
-func (p *nearProbe) editBits(key string) int {
-	m := len(p.runes)
-	last := uint64(1) << (m - 1)
+// and key when it is at most k: Myers' bit-parallel algorithm (1999) as
+// Hyyrö (2001) gives it for the distance between two whole strings. Bit i
+// of pv and mv says whether the column's value at row i+1 is one more or
+// one less than at row i; score follows the last row, which the key's
+// remaining runes can lower by one each at most.
+func (p *nearProbe) editBits(key keyInfo, k int) (int, bool) {
+	last := uint64(1) << (len(p.runes) - 1)
 	pv, mv := ^uint64(0), uint64(0)
-	score := m
-	for _, r := range key {
-		eq := p.positions(r)
-		xv := eq | mv
-		xh := (((eq & pv) + pv) ^ pv) | eq
-		ph := mv | ^(xh | pv)
-		mh := pv & xh
-		switch {
-		case ph&last != 0:
-			score++
-		case mh&last != 0:
-			score--
+	score, left := len(p.runes), key.runes
+	if key.ascii {
+		for i := 0; i < len(key.key); i++ {
+			var d int
+			pv, mv, d = myersStep(p.peq[key.key[i]], pv, mv, last)
+			score, left = score+d, left-1
+			if score-left > k {
+				return 0, false
+			}
 		}
-		ph = ph<<1 | 1 // the first row counts up: D(0, j) is j
-		mh <<= 1
-		pv = mh | ^(xv | ph)
-		mv = ph & xv
+		return score, score <= k
 	}
-	return score
+	for _, r := range key.key {
+		var d int
+		pv, mv, d = myersStep(p.positions(r), pv, mv, last)
+		score, left = score+d, left-1
+		if score-left > k {
+			return 0, false
+		}
+	}
+	return score, score <= k
+}
+
+// myersStep moves editBits' columns past a rune of the key whose
+// positions in the probe are eq, and returns how the last row's value
+// changes.
+func myersStep(eq, pv, mv, last uint64) (_, _ uint64, d int) {
+	xv := eq | mv
+	xh := (((eq & pv) + pv) ^ pv) | eq
+	ph := mv | ^(xh | pv)
+	mh := pv & xh
+	switch {
+	case ph&last != 0:
+		d = 1
+	case mh&last != 0:
+		d = -1
+	}
+	ph = ph<<1 | 1 // the first row counts up: D(0, j) is j
+	mh <<= 1
+	return mh | ^(xv | ph), ph & xv, d
 }
 
 // within returns the edit distance between the probe and key when it is
 // at most k. It tries the cheap lower bounds first: the difference in
-// length, then for ASCII the characters one has that the other lacks,
-// counted as multisets.
-func (p *nearProbe) within(key string, k int) (int, bool) {
-	n := utf8.RuneCountInString(key)
-	if d := n - len(p.runes); d > k || -d > k {
+// length, then the characters one signature has that the other lacks.
+func (p *nearProbe) within(key keyInfo, k int) (int, bool) {
+	if d := key.runes - len(p.runes); d > k || -d > k {
 		return 0, false
 	}
-	if p.ascii && p.bag(key) > k {
+	if bits.OnesCount64(p.sig&^key.sig) > k || bits.OnesCount64(key.sig&^p.sig) > k {
 		return 0, false
 	}
-	d := 0
 	if m := len(p.runes); m >= 1 && m <= 64 {
-		d = p.editBits(key)
-	} else {
-		d = levenshtein.ComputeDistance(string(p.runes), key)
+		return p.editBits(key, k)
 	}
+	d := levenshtein.ComputeDistance(string(p.runes), key.key)
 	return d, d <= k
-}
-
-// bag returns the characters the probe has that key lacks, or key has that
-// the probe lacks, counted as multisets: a lower bound of their edit
-// distance. It returns 0 (no bound) unless key is ASCII too.
-func (p *nearProbe) bag(key string) int {
-	p.taken = p.taken[:0]
-	ascii := true
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if c >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-		if p.count[c] > 0 {
-			p.count[c]--
-			p.taken = append(p.taken, c)
-		}
-	}
-	for _, c := range p.taken {
-		p.count[c]++
-	}
-	if !ascii {
-		return 0
-	}
-	return max(len(p.runes), len(key)) - len(p.taken)
 }

@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -89,8 +90,9 @@ func TestShortestIsSorted(t *testing.T) {
 	}
 }
 
-// bagDistance is nearProbe.bag as it was first written, counting both
-// strings afresh: its oracle.
+// bagDistance is the lower bound of the edit distance nearest used
+// before it read signatures: the characters one string has that the other
+// lacks, counted as multisets, or 0 unless both are ASCII.
 func bagDistance(a, b string) int {
 	var count [utf8.RuneSelf]int32
 	for i := 0; i < len(a); i++ {
@@ -124,7 +126,9 @@ func randomWord(rng *rand.Rand, n int) string {
 	return b.String()
 }
 
-func TestNearProbeIsBagThenLevenshtein(t *testing.T) {
+// TestNearProbeWithin holds within, and the signature bound it prunes
+// with, to the library's edit distance.
+func TestNearProbeWithin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var p nearProbe
 	for range 2000 {
@@ -136,13 +140,12 @@ func TestNearProbeIsBagThenLevenshtein(t *testing.T) {
 		for range 20 {
 			key := randomWord(rng, 10)
 			k := rng.IntN(6)
-			if p.ascii {
-				if got, want := p.bag(key), bagDistance(probe, key); got != want {
-					t.Fatalf("bag(%q, %q) = %d, want %d", probe, key, got, want)
-				}
-			}
 			want := levenshtein.ComputeDistance(probe, key)
-			if got, ok := p.within(key, k); ok != (want <= k) || ok && got != want {
+			ki := newKeyInfo(key)
+			if b := max(bits.OnesCount64(p.sig&^ki.sig), bits.OnesCount64(ki.sig&^p.sig)); b > want {
+				t.Fatalf("the signatures of %q and %q differ by %d; their distance is %d", probe, key, b, want)
+			}
+			if got, ok := p.within(ki, k); ok != (want <= k) || ok && got != want {
 				t.Fatalf("within(%q, %q, %d) = %d, %v; the distance is %d", probe, key, k, got, ok, want)
 			}
 		}
@@ -164,8 +167,16 @@ func TestEditBitsIsLevenshtein(t *testing.T) {
 		}
 		p.set(probe)
 		key := randomWord(rng, 80)
-		if got, want := p.editBits(key), levenshtein.ComputeDistance(probe, key); got != want {
-			t.Fatalf("editBits(%q, %q) = %d, want %d", probe, key, got, want)
+		if i%2 == 0 {
+			key = strings.Map(func(r rune) rune { return r % utf8.RuneSelf }, key) // ASCII
+		}
+		want := levenshtein.ComputeDistance(probe, key)
+		if got, ok := p.editBits(newKeyInfo(key), 200); !ok || got != want {
+			t.Fatalf("editBits(%q, %q) = %d, %v, want %d", probe, key, got, ok, want)
+		}
+		k := rng.IntN(want + 3)
+		if got, ok := p.editBits(newKeyInfo(key), k); ok != (want <= k) || ok && got != want {
+			t.Fatalf("editBits(%q, %q, %d) = %d, %v; the distance is %d", probe, key, k, got, ok, want)
 		}
 	}
 }
@@ -179,7 +190,7 @@ func FuzzNearProbe(f *testing.F) {
 		want := levenshtein.ComputeDistance(a, b)
 		var p nearProbe
 		p.set(a)
-		if got, ok := p.within(b, k); ok != (want <= k) || ok && got != want {
+		if got, ok := p.within(newKeyInfo(b), k); ok != (want <= k) || ok && got != want {
 			t.Fatalf("within(%q, %q, %d) = %d, %v; the distance is %d", a, b, k, got, ok, want)
 		}
 	})
@@ -192,9 +203,10 @@ func nearestOracle(r *BM25F, probes []string, c *candidates) []string {
 		key   string
 		slots []int32
 		dist  float64
+		word  bool // a name word's, not a short name's
 	}
 	var matches []match
-	consider := func(probe string, vocab slotLists, penalty float64) {
+	consider := func(probe string, vocab slotLists, word bool, penalty float64) {
 		n := utf8.RuneCountInString(probe)
 		if n < 3 {
 			return
@@ -208,23 +220,32 @@ func nearestOracle(r *BM25F, probes []string, c *candidates) []string {
 				continue
 			}
 			if dist := levenshtein.ComputeDistance(probe, key); dist <= maxDist {
-				matches = append(matches, match{key, slots, float64(dist)/float64(n) + penalty})
+				matches = append(matches, match{key, slots, float64(dist)/float64(n) + penalty, word})
 			}
 		}
 	}
 	for _, p := range probes {
 		k := normName(p)
-		consider(k, r.shortKeys, 0)
+		consider(k, r.shortKeys, false, 0)
 		kn := float64(utf8.RuneCountInString(k))
 		for _, w := range strings.Split(k, "_") {
-			consider(w, r.nameWords, 0.05+0.5*(1-float64(utf8.RuneCountInString(w))/kn))
+			consider(w, r.nameWords, true, 0.05+0.5*(1-float64(utf8.RuneCountInString(w))/kn))
 		}
 	}
 	slices.SortFunc(matches, func(a, b match) int {
 		if a.dist != b.dist {
 			return cmp.Compare(a.dist, b.dist)
 		}
-		return cmp.Compare(a.key, b.key)
+		if x := cmp.Compare(a.key, b.key); x != 0 {
+			return x
+		}
+		switch {
+		case a.word == b.word:
+			return 0
+		case !a.word:
+			return -1
+		}
+		return 1
 	})
 	var out []string
 	for _, m := range matches {
@@ -286,5 +307,40 @@ func TestNearestIsOracle(t *testing.T) {
 	}
 	if suggested < len(probes) {
 		t.Fatalf("%d names suggested for %d probes: the probes are not near enough to test", suggested, len(probes))
+	}
+
+	// The keys a hint reads follow the index: a name added is suggested,
+	// and a name dropped is not.
+	added := Document{Name: "mcp__qq__zzqx_frobnicate_widget", OriginalName: "zzqx_frobnicate_widget", Description: "A tool."}
+	near := func(probe string) []string {
+		t.Helper()
+		s := r.scr.get(len(r.idx.slots))
+		defer r.scr.put(s)
+		c := r.idx.candidates(nil, s)
+		got, want := r.nearest([]string{probe}, &c), nearestOracle(r, []string{probe}, &c)
+		if !slices.Equal(got, want) {
+			t.Fatalf("nearest(%q) = %q, want %q", probe, got, want)
+		}
+		return got
+	}
+	r.Add(added)
+	for _, probe := range []string{"zzqx_frobnicate_widgt", "zzqxx"} {
+		if got := near(probe); !slices.Contains(got, added.Name) {
+			t.Fatalf("nearest(%q) = %q after adding %s", probe, got, added.Name)
+		}
+	}
+	r.Remove(added.Name)
+	for _, probe := range []string{"zzqx_frobnicate_widgt", "zzqxx"} {
+		if got := near(probe); slices.Contains(got, added.Name) {
+			t.Fatalf("nearest(%q) = %q after removing %s", probe, got, added.Name)
+		}
+	}
+	// A dropped key leaves the table, which would otherwise keep it.
+	for _, vocab := range []slotLists{r.shortKeys, r.nameWords} {
+		for _, k := range keyTable(vocab) {
+			if strings.Contains(k.key, "zzqx") {
+				t.Fatalf("the hint's keys hold %q after its tool was removed", k.key)
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package search
 import (
 	"iter"
 	"slices"
+	"sync/atomic"
 )
 
 // slotLists maps keys (normalised names, name words) to the slots of the
@@ -14,12 +15,23 @@ type slotLists struct {
 	one  map[string]int32
 	many map[string][]int32
 	ids  *[]int32
+	// keys holds the keys as a hint reads them (keyTable), once it has
+	// asked for them, until a key is added or dropped.
+	keys *atomic.Pointer[[]keyInfo]
 }
 
 // newSlotLists returns empty lists that read their one-slot lists from
 // *ids.
 func newSlotLists(ids *[]int32) slotLists {
-	return slotLists{one: make(map[string]int32), many: make(map[string][]int32), ids: ids}
+	return slotLists{one: make(map[string]int32), many: make(map[string][]int32), ids: ids,
+		keys: new(atomic.Pointer[[]keyInfo])}
+}
+
+// keysChanged forgets the keys a hint read, when a key is added or dropped.
+func (m slotLists) keysChanged() {
+	if m.keys.Load() != nil {
+		m.keys.Store(nil)
+	}
 }
 
 // get returns k's slots; the result must not be changed.
@@ -53,6 +65,7 @@ func (m slotLists) add(k string, slot int32) {
 		return
 	}
 	m.one[k] = slot
+	m.keysChanged()
 }
 
 // drop removes slot from k's slots.
@@ -60,6 +73,7 @@ func (m slotLists) drop(k string, slot int32) {
 	if s, ok := m.one[k]; ok {
 		if s == slot {
 			delete(m.one, k)
+			m.keysChanged()
 		}
 		return
 	}
@@ -67,6 +81,7 @@ func (m slotLists) drop(k string, slot int32) {
 	switch len(list) {
 	case 0:
 		delete(m.many, k)
+		m.keysChanged()
 	case 1:
 		delete(m.many, k)
 		m.one[k] = list[0]
