@@ -58,12 +58,27 @@ func (r *BM25F) anyDocHas(sl qslot) bool {
 // nearest returns the candidate names that look most like any of the
 // probes: by edit distance, relative to the probe's length, between the
 // normalised probe and a tool's normalised name without its server prefix,
-// or between a word of the probe and a word of a tool's name (which costs more, the more so the less
-// of the probe the word covers). Names more
+// or between a word of the probe and a word of a tool's name (which costs
+// more, the more so the less of the probe the word covers). Names more
 // than half the probe's length away are not suggested. The cost grows with
 // the number of distinct tool names and name words, not with the catalog's
-// text; length and letter differences prune most comparisons.
+// text; length and character differences rule out most of them.
 func (r *BM25F) nearest(probes []string, c *candidates) []string {
+	var near nearProbe
+	return r.nearestBy(probes, c, func(probe string, vocab slotLists, maxDist int, yield func(string, int)) {
+		near.set(probe)
+		for _, key := range keyTable(vocab) {
+			if dist, ok := near.within(key, maxDist); ok {
+				yield(key.key, dist)
+			}
+		}
+	})
+}
+
+// nearestBy is nearest with the keys of vocab within maxDist of a probe
+// found by keysNear.
+func (r *BM25F) nearestBy(probes []string, c *candidates,
+	keysNear func(probe string, vocab slotLists, maxDist int, yield func(key string, dist int))) []string {
 	type match struct {
 		key   string
 		slots []int32
@@ -71,21 +86,16 @@ func (r *BM25F) nearest(probes []string, c *candidates) []string {
 		word  bool // a name word's, not a short name's
 	}
 	var matches []match
-	var near nearProbe
 	// consider scores the keys of vocab near probe; a word of a longer
 	// probe counts less the less of the probe it covers.
 	consider := func(probe string, vocab slotLists, word bool, penalty float64) {
-		near.set(probe)
-		n := len(near.runes)
+		n := utf8.RuneCountInString(probe)
 		if n < 3 {
 			return
 		}
-		maxDist := n / 2
-		for _, key := range keyTable(vocab) {
-			if dist, ok := near.within(key, maxDist); ok {
-				matches = append(matches, match{key.key, vocab.get(key.key), float64(dist)/float64(n) + penalty, word})
-			}
-		}
+		keysNear(probe, vocab, n/2, func(key string, dist int) {
+			matches = append(matches, match{key, vocab.get(key), float64(dist)/float64(n) + penalty, word})
+		})
 	}
 	for _, p := range probes {
 		k := normName(p)

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"cmp"
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
@@ -196,23 +195,13 @@ func FuzzNearProbe(f *testing.F) {
 	})
 }
 
-// nearestOracle is nearest as it was first written: every key's length,
-// then bagDistance, then the library's full edit distance.
+// nearestOracle is nearest as it was first written: every key of the
+// maps, by its length, then bagDistance, then the library's full edit
+// distance.
 func nearestOracle(r *BM25F, probes []string, c *candidates) []string {
-	type match struct {
-		key   string
-		slots []int32
-		dist  float64
-		word  bool // a name word's, not a short name's
-	}
-	var matches []match
-	consider := func(probe string, vocab slotLists, word bool, penalty float64) {
+	return r.nearestBy(probes, c, func(probe string, vocab slotLists, maxDist int, yield func(string, int)) {
 		n := utf8.RuneCountInString(probe)
-		if n < 3 {
-			return
-		}
-		maxDist := n / 2
-		for key, slots := range vocab.all() {
+		for key := range vocab.all() {
 			if d := utf8.RuneCountInString(key) - n; d > maxDist || -d > maxDist {
 				continue
 			}
@@ -220,41 +209,10 @@ func nearestOracle(r *BM25F, probes []string, c *candidates) []string {
 				continue
 			}
 			if dist := levenshtein.ComputeDistance(probe, key); dist <= maxDist {
-				matches = append(matches, match{key, slots, float64(dist)/float64(n) + penalty, word})
+				yield(key, dist)
 			}
 		}
-	}
-	for _, p := range probes {
-		k := normName(p)
-		consider(k, r.shortKeys, false, 0)
-		kn := float64(utf8.RuneCountInString(k))
-		for _, w := range strings.Split(k, "_") {
-			consider(w, r.nameWords, true, 0.05+0.5*(1-float64(utf8.RuneCountInString(w))/kn))
-		}
-	}
-	slices.SortFunc(matches, func(a, b match) int {
-		if a.dist != b.dist {
-			return cmp.Compare(a.dist, b.dist)
-		}
-		if x := cmp.Compare(a.key, b.key); x != 0 {
-			return x
-		}
-		switch {
-		case a.word == b.word:
-			return 0
-		case !a.word:
-			return -1
-		}
-		return 1
 	})
-	var out []string
-	for _, m := range matches {
-		if len(out) == maxNearest {
-			break
-		}
-		out = r.shortest(out, m.slots, c)
-	}
-	return out
 }
 
 // TestNearestIsOracle holds nearest's pruned comparisons to comparing every
